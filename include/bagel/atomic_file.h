@@ -1,0 +1,33 @@
+// Write-to-temporary-then-rename, so a crash or an error never leaves a
+// half-written file or folder under the final name.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace bagel {
+
+// A temporary path beside `target` (same folder, so rename is atomic).
+// If commit() is never called the temporary is removed on destruction.
+class AtomicPath {
+ public:
+  explicit AtomicPath(std::filesystem::path target);
+  ~AtomicPath();
+  AtomicPath(const AtomicPath&) = delete;
+  AtomicPath& operator=(const AtomicPath&) = delete;
+
+  const std::filesystem::path& temp() const { return temp_; }
+  const std::filesystem::path& target() const { return target_; }
+  // Renames temp over target (replacing an existing file or folder).
+  void commit();
+
+ private:
+  std::filesystem::path target_;
+  std::filesystem::path temp_;
+  bool committed_ = false;
+};
+
+// Writes `contents` to `path` atomically; throws FileError on failure.
+void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
+
+}  // namespace bagel

@@ -1,0 +1,95 @@
+// CSR sparse matrix: the one in-memory form of every input.
+//
+// Working dtypes are float32 values and int32 indices and row pointers, as
+// scipy writes them for matrices under 2^31 non-zeros; data already in these
+// dtypes can be borrowed in place from a memory-mapped file (zero copy).
+// A row is an EmbeddingBag bag: indptr are the offsets, indices the ids, data
+// the per-sample weights.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <Eigen/SparseCore>
+
+#include "bagel/mapped_file.h"
+
+namespace bagel {
+
+using Index = std::int32_t;
+
+// One row: borrowed views, never copied.
+struct RowView {
+  std::span<const Index> indices;
+  std::span<const float> values;
+  std::size_t size() const { return indices.size(); }
+};
+
+using CsrEigenMap = Eigen::Map<const Eigen::SparseMatrix<float, Eigen::RowMajor, Index>>;
+
+class CsrMatrix {
+ public:
+  CsrMatrix() = default;
+  // Owning: takes the arrays. Does not validate; call validate().
+  CsrMatrix(Index rows, Index cols, std::vector<Index> indptr, std::vector<Index> indices,
+            std::vector<float> data);
+
+  // Any array left empty in `owned_*` is taken from the matching span, which
+  // must point into `mapping` (kept alive by this object).
+  CsrMatrix(Index rows, Index cols, std::span<const Index> indptr,
+            std::span<const Index> indices, std::span<const float> data,
+            std::vector<Index> owned_indptr, std::vector<Index> owned_indices,
+            std::vector<float> owned_data, std::unique_ptr<MappedFile> mapping);
+
+  CsrMatrix(CsrMatrix&&) noexcept = default;
+  CsrMatrix& operator=(CsrMatrix&&) noexcept = default;
+  CsrMatrix(const CsrMatrix&) = delete;  // views would point at the source
+  CsrMatrix& operator=(const CsrMatrix&) = delete;
+  CsrMatrix clone() const;               // deep, owning copy
+
+  Index rows() const { return rows_; }
+  Index cols() const { return cols_; }
+  std::int64_t nonZeros() const { return static_cast<std::int64_t>(indices_.size()); }
+
+  RowView row(Index r) const {
+    const auto begin = static_cast<std::size_t>(indptr_[r]);
+    const auto count = static_cast<std::size_t>(indptr_[r + 1] - indptr_[r]);
+    return {indices_.subspan(begin, count), data_.subspan(begin, count)};
+  }
+
+  std::span<const Index> indptr() const { return indptr_; }
+  std::span<const Index> indices() const { return indices_; }
+  std::span<const float> data() const { return data_; }
+
+  // True when some array is used in place from a mapped file.
+  bool is_mapped() const { return mapping_ != nullptr; }
+
+  // Zero-copy Eigen view (for the dense reference path and cross-checks).
+  CsrEigenMap eigen() const;
+
+  // Checks the CSR invariants once, at the boundary: indptr[0] == 0,
+  // non-decreasing, indptr[rows] == nnz, 0 <= index < cols, finite values.
+  // Unsorted or repeated indices inside a row are valid (scipy allows them).
+  // Throws FileError naming `source` and the offending array.
+  void validate(const std::string& source) const;
+
+  // Same matrix with the column count raised to `cols` (>= cols()).
+  // Used to align a test matrix with fewer columns to a model's width.
+  void widen(Index cols);
+
+ private:
+  Index rows_ = 0;
+  Index cols_ = 0;
+  std::span<const Index> indptr_;
+  std::span<const Index> indices_;
+  std::span<const float> data_;
+  std::vector<Index> indptr_store_;
+  std::vector<Index> indices_store_;
+  std::vector<float> data_store_;
+  std::unique_ptr<MappedFile> mapping_;
+};
+
+}  // namespace bagel

@@ -1,0 +1,47 @@
+// Errors carry where the problem is (file and line, or config field) and
+// what was expected. Library code throws; only main() catches and prints.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace bagel {
+
+// Base of every error bagel throws on purpose.
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+// A problem with an input or output file. `line` is 1-based; 0 means the
+// problem is not tied to a line (binary formats name the key instead).
+class FileError : public Error {
+ public:
+  FileError(const std::string& file, const std::string& message, std::int64_t line = 0)
+      : Error(format(file, message, line)), file_(file), line_(line) {}
+  const std::string& file() const { return file_; }
+  std::int64_t line() const { return line_; }
+
+ private:
+  static std::string format(const std::string& file, const std::string& message,
+                            std::int64_t line) {
+    return line > 0 ? file + ":" + std::to_string(line) + ": " + message
+                    : file + ": " + message;
+  }
+  std::string file_;
+  std::int64_t line_;
+};
+
+// A bad configuration value; `field` is the dotted key path (optimizer.epochs).
+class ConfigError : public Error {
+ public:
+  ConfigError(const std::string& field, const std::string& message)
+      : Error(field.empty() ? message : field + ": " + message), field_(field) {}
+  const std::string& field() const { return field_; }
+
+ private:
+  std::string field_;
+};
+
+}  // namespace bagel

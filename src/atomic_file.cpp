@@ -1,0 +1,61 @@
+#include "bagel/atomic_file.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <random>
+#include <system_error>
+
+#include "bagel/error.h"
+
+namespace bagel {
+
+namespace fs = std::filesystem;
+
+AtomicPath::AtomicPath(fs::path target) : target_(std::move(target)) {
+  std::random_device rd;
+  temp_ = target_;
+  temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
+}
+
+AtomicPath::~AtomicPath() {
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(temp_, ec);
+  }
+}
+
+void AtomicPath::commit() {
+  std::error_code ec;
+  if (fs::is_directory(target_, ec) && fs::is_directory(temp_, ec)) {
+    // rename() cannot replace a non-empty folder: move the old one aside first.
+    fs::path old = target_;
+    old += ".old-" + std::to_string(::getpid());
+    fs::rename(target_, old, ec);
+    if (ec) throw FileError(target_.string(), "cannot replace existing folder: " + ec.message());
+    fs::rename(temp_, target_, ec);
+    if (ec) {
+      fs::rename(old, target_);
+      throw FileError(target_.string(), "cannot rename into place: " + ec.message());
+    }
+    fs::remove_all(old, ec);
+  } else {
+    fs::rename(temp_, target_, ec);
+    if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
+  }
+  committed_ = true;
+}
+
+void write_file_atomic(const fs::path& path, const std::string& contents) {
+  AtomicPath tmp(path);
+  {
+    std::ofstream out(tmp.temp(), std::ios::binary);
+    if (!out) throw FileError(path.string(), "cannot open for writing");
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    out.flush();
+    if (!out) throw FileError(path.string(), "write failed (disk full?)");
+  }
+  tmp.commit();
+}
+
+}  // namespace bagel

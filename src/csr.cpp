@@ -1,0 +1,85 @@
+#include "bagel/csr.h"
+
+#include <cmath>
+
+#include "bagel/error.h"
+
+namespace bagel {
+
+CsrMatrix::CsrMatrix(Index rows, Index cols, std::vector<Index> indptr,
+                     std::vector<Index> indices, std::vector<float> data)
+    : rows_(rows),
+      cols_(cols),
+      indptr_store_(std::move(indptr)),
+      indices_store_(std::move(indices)),
+      data_store_(std::move(data)) {
+  indptr_ = indptr_store_;
+  indices_ = indices_store_;
+  data_ = data_store_;
+}
+
+CsrMatrix::CsrMatrix(Index rows, Index cols, std::span<const Index> indptr,
+                     std::span<const Index> indices, std::span<const float> data,
+                     std::vector<Index> owned_indptr, std::vector<Index> owned_indices,
+                     std::vector<float> owned_data, std::unique_ptr<MappedFile> mapping)
+    : rows_(rows),
+      cols_(cols),
+      indptr_store_(std::move(owned_indptr)),
+      indices_store_(std::move(owned_indices)),
+      data_store_(std::move(owned_data)),
+      mapping_(std::move(mapping)) {
+  indptr_ = indptr_store_.empty() ? indptr : std::span<const Index>(indptr_store_);
+  indices_ = indices_store_.empty() ? indices : std::span<const Index>(indices_store_);
+  data_ = data_store_.empty() ? data : std::span<const float>(data_store_);
+}
+
+CsrMatrix CsrMatrix::clone() const {
+  return CsrMatrix(rows_, cols_, std::vector<Index>(indptr_.begin(), indptr_.end()),
+                   std::vector<Index>(indices_.begin(), indices_.end()),
+                   std::vector<float>(data_.begin(), data_.end()));
+}
+
+CsrEigenMap CsrMatrix::eigen() const {
+  return CsrEigenMap(rows_, cols_, static_cast<Index>(nonZeros()), indptr_.data(),
+                     indices_.data(), data_.data());
+}
+
+void CsrMatrix::widen(Index cols) {
+  if (cols < cols_) throw Error("CsrMatrix::widen: cannot shrink columns");
+  cols_ = cols;
+}
+
+void CsrMatrix::validate(const std::string& source) const {
+  if (rows_ < 0 || cols_ < 0) throw FileError(source, "shape: negative dimension");
+  if (indptr_.size() != static_cast<std::size_t>(rows_) + 1)
+    throw FileError(source, "indptr: length " + std::to_string(indptr_.size()) +
+                                ", expected rows + 1 = " + std::to_string(rows_ + 1));
+  if (data_.size() != indices_.size())
+    throw FileError(source, "data has " + std::to_string(data_.size()) +
+                                " values but indices has " + std::to_string(indices_.size()));
+  if (indptr_[0] != 0)
+    throw FileError(source, "indptr[0] is " + std::to_string(indptr_[0]) + ", expected 0");
+  for (Index r = 0; r < rows_; ++r) {
+    if (indptr_[r + 1] < indptr_[r])
+      throw FileError(source, "indptr decreases at row " + std::to_string(r) + " (" +
+                                  std::to_string(indptr_[r]) + " -> " +
+                                  std::to_string(indptr_[r + 1]) + ")");
+  }
+  if (static_cast<std::int64_t>(indptr_[rows_]) != nonZeros())
+    throw FileError(source, "indptr[rows] is " + std::to_string(indptr_[rows_]) +
+                                ", expected nnz = " + std::to_string(nonZeros()));
+  for (Index r = 0; r < rows_; ++r) {
+    for (Index p = indptr_[r]; p < indptr_[r + 1]; ++p) {
+      const Index j = indices_[p];
+      if (j < 0 || j >= cols_)
+        throw FileError(source, "indices: column " + std::to_string(j) + " in row " +
+                                    std::to_string(r) + " is out of range [0, " +
+                                    std::to_string(cols_) + ")");
+      if (!std::isfinite(data_[p]))
+        throw FileError(source, "data: non-finite value in row " + std::to_string(r) +
+                                    ", column " + std::to_string(j));
+    }
+  }
+}
+
+}  // namespace bagel
