@@ -1,1 +1,196 @@
-// placeholder
+#include "bagel/config.h"
+
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "bagel/error.h"
+#include "bagel/json_reader.h"
+
+namespace bagel {
+
+namespace fs = std::filesystem;
+
+std::string to_string(LayerKind kind) { return kind == LayerKind::kSparse ? "sparse" : "dense"; }
+
+std::string to_string(ScheduleKind kind) {
+  switch (kind) {
+    case ScheduleKind::kConstant: return "constant";
+    case ScheduleKind::kInvScaling: return "invscaling";
+    case ScheduleKind::kOptimal: return "optimal";
+    case ScheduleKind::kLinear: return "linear";
+  }
+  return "?";
+}
+
+LayerKind parse_layer(const std::string& text, const std::string& field) {
+  if (text == "sparse") return LayerKind::kSparse;
+  if (text == "dense") return LayerKind::kDense;
+  throw ConfigError(field, "expected \"sparse\" or \"dense\", found \"" + text + "\"");
+}
+
+namespace {
+
+ScheduleKind parse_schedule(const std::string& text, const std::string& field) {
+  for (ScheduleKind k : {ScheduleKind::kConstant, ScheduleKind::kInvScaling,
+                         ScheduleKind::kOptimal, ScheduleKind::kLinear})
+    if (text == to_string(k)) return k;
+  throw ConfigError(field, "expected one of \"constant\", \"invscaling\", \"optimal\", "
+                           "\"linear\", found \"" + text + "\"");
+}
+
+std::string resolve(const std::string& path, const fs::path& base_dir) {
+  if (path.empty()) return path;
+  const fs::path p(path);
+  return p.is_absolute() ? path : (base_dir / p).lexically_normal().string();
+}
+
+DataSpec parse_data(JsonReader r, const fs::path& base_dir) {
+  DataSpec spec;
+  spec.features = resolve(r.require_string("features"), base_dir);
+  spec.labels = resolve(r.get_string("labels", ""), base_dir);
+  spec.zero_based = parse_zero_based(r.get_string("zero_based", "auto"), r.field("zero_based"));
+  r.finish();
+  const bool is_npz = fs::path(spec.features).extension() == ".npz";
+  if (is_npz && spec.labels.empty())
+    throw ConfigError(r.field("labels"), "is required for .npz features (" + spec.features +
+                                             "); only svmlight files carry their labels");
+  return spec;
+}
+
+void require(bool ok, const std::string& field, const std::string& message) {
+  if (!ok) throw ConfigError(field, message);
+}
+
+int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64_t hi) {
+  if (v < lo || v > hi)
+    throw ConfigError(field, "expected an integer in [" + std::to_string(lo) + ", " +
+                                 std::to_string(hi) + "], found " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+OptimizerConfig parse_optimizer(JsonReader r) {
+  OptimizerConfig o;
+  const auto lim = std::numeric_limits<int>::max();
+  o.epochs = to_int(r.get_integer("epochs", o.epochs), r.field("epochs"), 1, lim);
+  o.learning_rate = r.get_number("learning_rate", o.learning_rate);
+  require(o.learning_rate > 0, r.field("learning_rate"), "expected a number > 0");
+  o.schedule = parse_schedule(r.get_string("schedule", "constant"), r.field("schedule"));
+  o.power_t = r.get_number("power_t", o.power_t);
+  require(o.power_t >= 0, r.field("power_t"), "expected a number >= 0");
+  o.batch_size = to_int(r.get_integer("batch_size", o.batch_size), r.field("batch_size"), 1, lim);
+  o.l2 = r.get_number("l2", o.l2);
+  require(o.l2 >= 0, r.field("l2"), "expected a number >= 0");
+  o.l1 = r.get_number("l1", o.l1);
+  require(o.l1 >= 0, r.field("l1"), "expected a number >= 0");
+  const std::int64_t seed = r.get_integer("seed", static_cast<std::int64_t>(o.seed));
+  require(seed >= 0, r.field("seed"), "expected an integer >= 0");
+  o.seed = static_cast<std::uint64_t>(seed);
+  o.shuffle = r.get_bool("shuffle", o.shuffle);
+  o.threads = to_int(r.get_integer("threads", o.threads), r.field("threads"), 0, 1024);
+  o.deterministic = r.get_bool("deterministic", o.deterministic);
+  o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
+  o.min_delta = r.get_number("min_delta", o.min_delta);
+  require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
+  r.finish();
+  require(o.schedule != ScheduleKind::kOptimal || o.l2 + o.l1 > 0, r.field("schedule"),
+          "\"optimal\" sets eta = 1 / (alpha * (t + t0)) with alpha = l2 + l1, so it needs l2 or "
+          "l1 > 0");
+  // With eager decay w *= (1 - eta * l2) a factor <= 0 flips or zeroes every weight.
+  if (o.schedule != ScheduleKind::kOptimal)
+    require(o.learning_rate * o.l2 < 1, r.field("l2"),
+            "learning_rate * l2 must be < 1 (the weight decay factor 1 - eta*l2 must stay "
+            "positive)");
+  return o;
+}
+
+nlohmann::json data_json(const DataSpec& d) {
+  nlohmann::json j = {{"features", d.features}};
+  if (!d.labels.empty()) j["labels"] = d.labels;
+  j["zero_based"] = d.zero_based == ZeroBased::kAuto ? "auto"
+                    : d.zero_based == ZeroBased::kTrue ? "true" : "false";
+  return j;
+}
+
+nlohmann::json resolved_json(const TrainConfig& c) {
+  const OptimizerConfig& o = c.optimizer;
+  nlohmann::json j;
+  j["train"] = data_json(c.train);
+  if (c.valid) j["valid"] = data_json(*c.valid);
+  j["model"] = {{"layer", to_string(c.layer)}};
+  j["optimizer"] = {{"epochs", o.epochs}, {"learning_rate", o.learning_rate},
+                    {"schedule", to_string(o.schedule)}, {"power_t", o.power_t},
+                    {"batch_size", o.batch_size}, {"l2", o.l2}, {"l1", o.l1},
+                    {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
+                    {"deterministic", o.deterministic}, {"patience", o.patience},
+                    {"min_delta", o.min_delta}};
+  j["output"] = c.output;
+  return j;
+}
+
+}  // namespace
+
+void apply_override(nlohmann::json& doc, const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw ConfigError("--set", "expected KEY.PATH=VALUE, found \"" + assignment + "\"");
+  const std::string key = assignment.substr(0, eq);
+  const std::string text = assignment.substr(eq + 1);
+  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) value = text;  // bare words are strings: --set model.layer=dense
+  nlohmann::json* node = &doc;
+  std::stringstream parts(key);
+  std::string part;
+  std::vector<std::string> names;
+  while (std::getline(parts, part, '.')) names.push_back(part);
+  for (std::size_t i = 0; i + 1 < names.size(); ++i) {
+    if (!node->is_object()) throw ConfigError(key, "cannot set a key inside a non-object");
+    node = &(*node)[names[i]];
+    if (node->is_null()) *node = nlohmann::json::object();
+  }
+  if (!node->is_object()) throw ConfigError(key, "cannot set a key inside a non-object");
+  (*node)[names.back()] = value;
+}
+
+TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_dir) {
+  JsonReader root(doc, "");
+  TrainConfig c;
+  if (!root.has("train")) throw ConfigError("train", "is required: {\"features\": ..., \"labels\": ...}");
+  c.train = parse_data(root.object("train"), base_dir);
+  if (root.has("valid") && !doc.at("valid").is_null()) c.valid = parse_data(root.object("valid"), base_dir);
+  else root.get_string("valid", "");  // mark as known
+  if (root.has("model")) {
+    JsonReader m = root.object("model");
+    c.layer = parse_layer(m.get_string("layer", "sparse"), m.field("layer"));
+    m.finish();
+  } else {
+    root.get_string("model", "");
+  }
+  if (root.has("optimizer")) c.optimizer = parse_optimizer(root.object("optimizer"));
+  else root.get_string("optimizer", "");
+  c.output = resolve(root.get_string("output", c.output), base_dir);
+  root.finish();
+  if (!c.valid && c.optimizer.patience > 0)
+    throw ConfigError("optimizer.patience", "early stopping needs a \"valid\" set");
+  c.resolved = resolved_json(c);
+  return c;
+}
+
+TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::ifstream in(path);
+  if (!in) throw FileError(path, "cannot open config file");
+  nlohmann::json doc;
+  try {
+    doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw FileError(path, std::string("invalid JSON: ") + e.what());
+  }
+  for (const std::string& o : overrides) apply_override(doc, o);
+  try {
+    return parse_train_config(doc, fs::absolute(path).parent_path());
+  } catch (const ConfigError& e) {
+    throw FileError(path, e.what());  // "cfg.json: optimizer.epochs: expected ..."
+  }
+}
+
+}  // namespace bagel

@@ -1,1 +1,50 @@
-// placeholder
+#include "bagel/predict.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "bagel/embedding_bag.h"
+#include "bagel/error.h"
+#include "bagel/loss.h"
+
+namespace bagel {
+
+void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
+                        double* proba) {
+  const int k = model.num_outputs;
+  const int c = model.num_classes();
+  std::vector<float> logits(k);
+  for (Index r = begin; r < end; ++r) {
+    embedding_bag_forward(model.weight.data(), model.bias.data(), k, x.row(r), logits.data());
+    head_probabilities(logits.data(), proba + static_cast<std::size_t>(r - begin) * c, k);
+  }
+}
+
+std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, Index begin,
+                                        Index end, int threads) {
+  const int c = model.num_classes();
+  std::vector<double> proba(static_cast<std::size_t>(end - begin) * c);
+  constexpr Index kBlock = 1024;  // rows per task: enough work to amortise scheduling
+  const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+  for (Index b = begin; b < end; b += kBlock) {
+    const Index e = std::min(end, b + kBlock);
+    predict_proba_rows(model, x, b, e, proba.data() + static_cast<std::size_t>(b - begin) * c);
+  }
+  return proba;
+}
+
+std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int threads) {
+  return predict_proba_chunk(model, x, 0, x.rows(), threads);
+}
+
+void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source) {
+  if (x.cols() > model.num_features)
+    throw FileError(source, "has " + std::to_string(x.cols()) +
+                                " feature columns but the model has " +
+                                std::to_string(model.num_features) +
+                                " (was it vectorised with the training vocabulary?)");
+}
+
+}  // namespace bagel

@@ -1,1 +1,143 @@
 #include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bagel/config.h"
+#include "bagel/error.h"
+#include "bagel/json_reader.h"
+
+namespace bagel {
+namespace {
+
+nlohmann::json minimal() {
+  return nlohmann::json::parse(R"({"train": {"features": "x/train.npz", "labels": "x/train.labels"}})");
+}
+
+std::string error_of(const nlohmann::json& doc) {
+  try {
+    parse_train_config(doc, "/base");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Config, DefaultsAndRelativePathsResolveAgainstConfigFolder) {
+  const TrainConfig c = parse_train_config(minimal(), "/base/dir");
+  EXPECT_EQ(c.train.features, "/base/dir/x/train.npz");
+  EXPECT_EQ(c.train.labels, "/base/dir/x/train.labels");
+  EXPECT_FALSE(c.valid.has_value());
+  EXPECT_EQ(c.layer, LayerKind::kSparse);
+  EXPECT_EQ(c.optimizer.epochs, 5);
+  EXPECT_EQ(c.optimizer.batch_size, 1);
+  EXPECT_EQ(c.resolved["optimizer"]["schedule"], "constant");
+}
+
+TEST(Config, AbsolutePathsAreKept) {
+  auto doc = minimal();
+  doc["train"]["features"] = "/data/a.svm";
+  doc["train"].erase("labels");
+  const TrainConfig c = parse_train_config(doc, "/base");
+  EXPECT_EQ(c.train.features, "/data/a.svm");
+  EXPECT_TRUE(c.train.labels.empty());
+}
+
+TEST(Config, UnknownKeyIsNamedWithNearestValidKey) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"epochss", 3}};
+  const std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.epochss"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("did you mean 'epochs'"), std::string::npos) << msg;
+}
+
+TEST(Config, UnknownTopLevelKeyIsAnError) {
+  auto doc = minimal();
+  doc["outptu"] = "runs/x";
+  EXPECT_NE(error_of(doc).find("did you mean 'output'"), std::string::npos);
+}
+
+TEST(Config, WrongTypeNamesKeyPathAndExpectedType) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"epochs", "ten"}};
+  const std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.epochs"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("integer"), std::string::npos) << msg;
+  doc["optimizer"] = {{"learning_rate", true}};
+  EXPECT_NE(error_of(doc).find("optimizer.learning_rate: expected a number"), std::string::npos);
+}
+
+TEST(Config, OutOfRangeValuesAreRejected) {
+  for (const char* bad : {R"({"epochs": 0})", R"({"learning_rate": -1})", R"({"batch_size": 0})",
+                          R"({"l2": -0.1})", R"({"schedule": "cosine"})", R"({"epochs": 2.5})"}) {
+    auto doc = minimal();
+    doc["optimizer"] = nlohmann::json::parse(bad);
+    EXPECT_NE(error_of(doc).find("optimizer."), std::string::npos) << bad;
+  }
+}
+
+TEST(Config, OptimalScheduleNeedsAPenalty) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"schedule", "optimal"}};
+  EXPECT_NE(error_of(doc).find("optimizer.schedule"), std::string::npos);
+  doc["optimizer"]["l2"] = 1e-4;
+  EXPECT_NO_THROW(parse_train_config(doc, "/base"));
+}
+
+TEST(Config, NpzFeaturesNeedLabels) {
+  auto doc = minimal();
+  doc["train"].erase("labels");
+  EXPECT_NE(error_of(doc).find("train.labels"), std::string::npos);
+}
+
+TEST(Config, PatienceNeedsValidationSet) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"patience", 2}};
+  EXPECT_NE(error_of(doc).find("optimizer.patience"), std::string::npos);
+  doc["valid"] = {{"features", "v.npz"}, {"labels", "v.labels"}};
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.patience, 2);
+}
+
+TEST(Config, LayerMustBeSparseOrDense) {
+  auto doc = minimal();
+  doc["model"] = {{"layer", "conv"}};
+  EXPECT_NE(error_of(doc).find("model.layer"), std::string::npos);
+  doc["model"]["layer"] = "dense";
+  EXPECT_EQ(parse_train_config(doc, "/b").layer, LayerKind::kDense);
+}
+
+TEST(Config, OverridesSetNestedKeysWithJsonOrStringValues) {
+  auto doc = minimal();
+  apply_override(doc, "optimizer.epochs=12");
+  apply_override(doc, "model.layer=dense");
+  apply_override(doc, "optimizer.shuffle=false");
+  const TrainConfig c = parse_train_config(doc, "/b");
+  EXPECT_EQ(c.optimizer.epochs, 12);
+  EXPECT_EQ(c.layer, LayerKind::kDense);
+  EXPECT_FALSE(c.optimizer.shuffle);
+  EXPECT_THROW(apply_override(doc, "no-equals-sign"), ConfigError);
+}
+
+TEST(Config, FileErrorsNameTheConfigFile) {
+  const auto path = std::filesystem::temp_directory_path() / "bagel_test_bad_config.json";
+  {
+    std::ofstream(path) << "{\"train\": {\"features\": \"a.npz\",}";
+  }
+  try {
+    load_train_config(path.string(), {});
+    FAIL() << "expected an error";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(JsonReader, EditDistanceCountsEdits) {
+  EXPECT_EQ(edit_distance("epochs", "epochs"), 0u);
+  EXPECT_EQ(edit_distance("epochss", "epochs"), 1u);
+  EXPECT_EQ(edit_distance("lr", "l2"), 1u);
+  EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+}  // namespace
+}  // namespace bagel

@@ -1,1 +1,54 @@
-// placeholder
+#include <filesystem>
+#include <string>
+
+#include "bagel/atomic_file.h"
+#include "bagel/dataset.h"
+#include "bagel/error.h"
+#include "bagel/labels.h"
+#include "bagel/npz.h"
+#include "bagel/svmlight.h"
+#include "commands.h"
+
+namespace bagel::cli {
+
+CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "convert", "Convert between scipy .npz CSR and svmlight text (format from the extension)");
+  cmd->add_option("input", o.input, "Input: .npz or svmlight")->required()->check(CLI::ExistingFile);
+  cmd->add_option("output", o.output, "Output: .npz (float32 data, int32 indices) or svmlight")
+      ->required();
+  cmd->add_option("--labels", o.labels, "Labels for the rows (text or .npy); svmlight output needs them "
+                                        "unless the input is svmlight");
+  cmd->add_option("--labels-out", o.labels_out, "Also write the labels, one per line");
+  cmd->add_option("--zero-based", o.zero_based, "svmlight input indices: auto, true or false")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
+  cmd->add_flag("--compressed", o.compressed, "Deflate .npz output (default: stored, mmap-able)");
+  cmd->add_flag("--one-based", o.one_based, "Write svmlight indices from 1 (LIBLINEAR's convention)");
+  return cmd;
+}
+
+int run_convert(const ConvertOptions& o) {
+  RawLabels labels;
+  const CsrMatrix x = read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), &labels);
+  if (!o.labels.empty()) labels = read_labels(o.labels);
+  if (labels.size() != 0 && static_cast<Index>(labels.size()) != x.rows())
+    throw FileError(o.labels.empty() ? o.input : o.labels,
+                    "has " + std::to_string(labels.size()) + " labels for " +
+                        std::to_string(x.rows()) + " rows");
+  if (std::filesystem::path(o.output).extension() == ".npz") {
+    write_npz_csr(o.output, x, o.compressed);
+  } else {
+    if (labels.size() == 0 && x.rows() > 0)
+      throw Error("svmlight output needs labels: pass --labels FILE");
+    write_svmlight(o.output, x, labels.names, !o.one_based);
+  }
+  if (!o.labels_out.empty()) {
+    std::string text;
+    for (const std::string& name : labels.names) text += name + "\n";
+    write_file_atomic(o.labels_out, text);
+  }
+  return 0;
+}
+
+}  // namespace bagel::cli

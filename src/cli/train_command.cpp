@@ -1,1 +1,107 @@
-// placeholder
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/error.h"
+#include "bagel/metrics.h"
+#include "bagel/model.h"
+#include "bagel/predict.h"
+#include "bagel/progress.h"
+#include "bagel/trainer.h"
+#include "commands.h"
+
+namespace bagel::cli {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Dataset encode(const std::string& name, LabeledData data, const Classes& classes) {
+  Dataset d;
+  d.name = name;
+  d.y = classes.encode(data.labels);
+  d.x = std::move(data.features);
+  return d;
+}
+
+std::string data_line(const Dataset& d) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%s: %d rows, %d features, %lld non-zeros (%.1f per row)%s",
+                d.name.c_str(), d.x.rows(), d.x.cols(), static_cast<long long>(d.x.nonZeros()),
+                d.x.rows() ? double(d.x.nonZeros()) / d.x.rows() : 0.0,
+                d.x.is_mapped() ? ", memory-mapped" : "");
+  return buf;
+}
+
+}  // namespace
+
+CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
+  CLI::App* cmd = app.add_subcommand("train", "Train a model from a JSON config");
+  cmd->add_option("-c,--config", o.config, "Config file (JSON; see configs/example.json)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--set", o.overrides,
+                  "Override one config key, e.g. --set optimizer.epochs=10 (repeatable)");
+  cmd->add_option("-o,--output", o.output, "Model directory (overrides the config's \"output\")");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
+  return cmd;
+}
+
+int run_train(const TrainOptions& o) {
+  std::vector<std::string> overrides = o.overrides;
+  TrainConfig config = load_train_config(o.config, overrides);
+  if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
+  Progress progress(Progress::detect(o.quiet), std::cerr);
+
+  const auto t_load = Clock::now();
+  LabeledData train_raw = load_labeled(config.train);
+  const Classes classes = Classes::fit(train_raw.labels);
+  Dataset train = encode("train", std::move(train_raw), classes);
+  std::optional<Dataset> valid;
+  if (config.valid) valid = encode("valid", load_labeled(*config.valid), classes);
+  const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
+
+  progress.message(data_line(train));
+  if (valid) progress.message(data_line(*valid));
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "loaded in %.2fs; %zu classes, %s layer", load_seconds,
+                classes.size(), to_string(config.layer).c_str());
+  progress.message(buf);
+
+  const Index num_features = std::max(train.x.cols(), valid ? valid->x.cols() : 0);
+  Model model = Model::zeros(classes.names, classes.numeric, num_features);
+  const TrainingSummary summary = train_model(model, train, valid ? &*valid : nullptr,
+                                              config.optimizer, config.layer, progress);
+
+  const Metrics train_metrics =
+      compute_metrics(train.y, predict_proba(model, train.x), model.num_classes());
+  std::optional<Metrics> valid_metrics;
+  if (valid)
+    valid_metrics = compute_metrics(valid->y, predict_proba(model, valid->x), model.num_classes());
+
+  model.config = config.resolved;
+  model.training = summary_to_json(summary);
+  model.training["load_seconds"] = load_seconds;
+  model.training["train_rows"] = train.x.rows();
+  model.training["train_nonzeros"] = train.x.nonZeros();
+  model.training["train_metrics"] = metrics_to_json(train_metrics, model.classes);
+  if (valid_metrics) model.training["valid_metrics"] = metrics_to_json(*valid_metrics, model.classes);
+  model.training["bagel_version"] = BAGEL_VERSION;
+  save_model(model, config.output);
+
+  std::snprintf(buf, sizeof buf, "trained %d epoch%s in %.2fs (load %.2fs)%s",
+                summary.epochs_run, summary.epochs_run == 1 ? "" : "s", summary.seconds,
+                load_seconds,
+                summary.stopped_early
+                    ? (", stopped early; kept epoch " + std::to_string(summary.best_epoch)).c_str()
+                    : "");
+  progress.message(buf);
+  progress.message("train: " + metrics_summary(train_metrics));
+  if (valid_metrics) progress.message("valid: " + metrics_summary(*valid_metrics));
+  progress.message("model saved to " + config.output);
+  return 0;
+}
+
+}  // namespace bagel::cli

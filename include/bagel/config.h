@@ -1,0 +1,69 @@
+// Training settings from JSON, validated once with field names, before any
+// work starts (as LIBLINEAR's check_parameter does).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bagel/svmlight.h"
+
+namespace bagel {
+
+enum class LayerKind { kSparse, kDense };
+enum class ScheduleKind { kConstant, kInvScaling, kOptimal, kLinear };
+
+std::string to_string(LayerKind kind);
+std::string to_string(ScheduleKind kind);
+LayerKind parse_layer(const std::string& text, const std::string& field);
+
+// A features file plus its labels. `labels` is empty when the features are
+// svmlight (the label is in the file).
+struct DataSpec {
+  std::string features;
+  std::string labels;
+  ZeroBased zero_based = ZeroBased::kAuto;
+};
+
+struct OptimizerConfig {
+  int epochs = 5;
+  double learning_rate = 0.1;     // eta0
+  ScheduleKind schedule = ScheduleKind::kConstant;
+  double power_t = 0.5;           // invscaling exponent
+  int batch_size = 1;
+  double l2 = 0.0;
+  double l1 = 0.0;
+  std::uint64_t seed = 42;
+  bool shuffle = true;
+  int threads = 1;
+  bool deterministic = false;
+  int patience = 0;               // epochs without valid improvement before stopping; 0 = off
+  double min_delta = 1e-4;        // improvement of valid log loss that counts
+};
+
+struct TrainConfig {
+  DataSpec train;
+  std::optional<DataSpec> valid;
+  LayerKind layer = LayerKind::kSparse;
+  OptimizerConfig optimizer;
+  std::string output = "runs/model";
+  nlohmann::json resolved;        // every key with its effective value (saved in model.json)
+};
+
+// Applies "a.b.c=value" overrides (value parsed as JSON, else taken as a
+// string) to a config document. Throws ConfigError naming the override.
+void apply_override(nlohmann::json& doc, const std::string& assignment);
+
+// Validates and converts; relative paths are resolved against `base_dir`.
+// Unknown keys are errors that name the nearest valid key; wrong types name
+// the key path and the expected type.
+TrainConfig parse_train_config(const nlohmann::json& doc, const std::filesystem::path& base_dir);
+
+// Reads the file, applies overrides, parses. Errors name the file.
+TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace bagel

@@ -1,0 +1,43 @@
+// Strict reading of one JSON object: typed getters that name the key path on
+// a type error, and a finish() that rejects keys nobody asked for (with the
+// nearest valid key as a hint, since typos are the usual cause).
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace bagel {
+
+class JsonReader {
+ public:
+  // `path` is the dotted location of `object` ("" for the root).
+  JsonReader(const nlohmann::json& object, std::string path);
+
+  bool has(const std::string& key) const;
+  std::string get_string(const std::string& key, const std::string& fallback);
+  std::string require_string(const std::string& key);
+  double get_number(const std::string& key, double fallback);
+  std::int64_t get_integer(const std::string& key, std::int64_t fallback);
+  bool get_bool(const std::string& key, bool fallback);
+  // A nested object; marks the key as known.
+  JsonReader object(const std::string& key);
+  // Throws ConfigError for the first key that was never asked for.
+  void finish() const;
+
+  std::string field(const std::string& key) const;
+
+ private:
+  const nlohmann::json* find(const std::string& key);
+  const nlohmann::json& object_;
+  std::string path_;
+  std::set<std::string> known_;
+};
+
+// Levenshtein distance; small helper for "did you mean" hints.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+}  // namespace bagel

@@ -1,0 +1,49 @@
+// The trained model and its directory on disk:
+//   model.json  format name and version, classes, sizes, output kind, the
+//               config used and the training summary
+//   weight.npy  float32, C order, (num_features, num_outputs): the embedding
+//               layout, E = W.T, usable as is by
+//               torch.nn.EmbeddingBag.from_pretrained(w, mode='sum')
+//   bias.npy    float32, (num_outputs,)
+// Two classes use one output (sigmoid of the logit is P(classes[1]));
+// K > 2 classes use K outputs and a softmax.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bagel/csr.h"
+
+namespace bagel {
+
+inline constexpr const char* kModelFormat = "bagel-model";
+inline constexpr int kModelVersion = 1;
+
+struct Model {
+  std::vector<std::string> classes;
+  bool numeric_classes = false;
+  Index num_features = 0;
+  int num_outputs = 0;
+  std::vector<float> weight;   // num_features x num_outputs, row-major
+  std::vector<float> bias;     // num_outputs
+  nlohmann::json config;       // resolved training config
+  nlohmann::json training;     // summary of the run
+
+  int num_classes() const { return static_cast<int>(classes.size()); }
+  std::string output_kind() const { return num_outputs == 1 ? "sigmoid" : "softmax"; }
+
+  // All-zero weights for these classes (logistic regression is convex; zeros
+  // are scikit-learn's and LIBLINEAR's starting point too).
+  static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features);
+};
+
+// Writes the directory to a temporary sibling and renames it into place, so a
+// crash never leaves half a model under `dir`.
+void save_model(const Model& model, const std::string& dir);
+
+// Reads and checks a model directory; errors name the file and field.
+Model load_model(const std::string& dir);
+
+}  // namespace bagel

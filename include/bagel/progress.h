@@ -1,0 +1,40 @@
+// Training progress on stderr: redrawn in place on a terminal, plain lines
+// (at most every few seconds) when stderr is a file or a pipe (logs, CI).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace bagel {
+
+class Progress {
+ public:
+  enum class Mode { kQuiet, kTerminal, kLines };
+  // kTerminal when stderr is a tty, kLines otherwise, kQuiet if `quiet`.
+  static Mode detect(bool quiet);
+
+  Progress(Mode mode, std::ostream& out);
+
+  void start_epoch(int epoch, int epochs, std::int64_t rows);
+  // Cheap to call often: draws only when enough time has passed.
+  void update(std::int64_t done_rows, double mean_loss);
+  // Ends the epoch's line with `summary` (always printed unless quiet).
+  void end_epoch(const std::string& summary);
+  // A whole line (unless quiet).
+  void message(const std::string& line);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void draw(std::int64_t done_rows, double mean_loss);
+
+  Mode mode_;
+  std::ostream& out_;
+  int epoch_ = 0, epochs_ = 0;
+  std::int64_t rows_ = 0;
+  Clock::time_point epoch_start_, last_draw_;
+  bool drawn_ = false;
+};
+
+}  // namespace bagel

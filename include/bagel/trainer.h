@@ -1,0 +1,55 @@
+// The SGD loop: epochs over a seeded permutation of the rows, mini-batches,
+// learning-rate schedule, lazy penalties (in the layer), validation metrics
+// per epoch and early stopping on validation log loss.
+//
+// The loop is a template over the layer (EmbeddingBagLayer, DenseLinearLayer)
+// so the per-batch calls are direct; all per-thread scratch (logits,
+// gradients) lives in one BatchScratch, so the weights are the only shared
+// mutable state: a lock-free multi-threaded loop runs one loop per thread
+// over its slice of the permutation, and a deterministic mode reduces
+// per-thread gradients in a fixed order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/metrics.h"
+#include "bagel/model.h"
+#include "bagel/progress.h"
+
+namespace bagel {
+
+struct EpochRecord {
+  int epoch = 0;
+  double train_loss = 0;          // mean loss over the epoch, before each update
+  double seconds = 0;
+  double samples_per_second = 0;
+  double learning_rate = 0;       // at the end of the epoch
+  std::optional<Metrics> valid;
+};
+
+struct TrainingSummary {
+  std::vector<EpochRecord> history;
+  int epochs_run = 0;
+  int best_epoch = 0;             // epoch whose weights were kept (last one without early stopping)
+  bool stopped_early = false;
+  double seconds = 0;             // training only, not loading
+};
+
+nlohmann::json summary_to_json(const TrainingSummary& s);
+
+// Seeded Fisher-Yates with an explicit bounded draw (Lemire), so the order is
+// the same on every platform and standard library.
+void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng);
+
+// Trains `model` (already sized for the classes and features) in place.
+TrainingSummary train_model(Model& model, const Dataset& train, const Dataset* valid,
+                      const OptimizerConfig& config, LayerKind layer, Progress& progress);
+
+}  // namespace bagel

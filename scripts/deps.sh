@@ -1,0 +1,38 @@
+# Sourced by the other scripts: installs the Debian packages bagel needs.
+# As root it runs apt-get; otherwise it prints the exact command and stops.
+
+BAGEL_BUILD_PACKAGES=(g++ make cmake pkg-config libeigen3-dev nlohmann-json3-dev libgtest-dev
+                      libomp-dev libzip-dev libcli11-dev)
+# The oracles of the interop tests: numpy/scipy/scikit-learn, LIBLINEAR, PyTorch.
+BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
+                     python3-torch)
+
+# ensure_packages PKG...: installs those not yet installed.
+ensure_packages() {
+  local missing=()
+  local pkg
+  for pkg in "$@"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "bagel needs these Debian packages: ${missing[*]}" >&2
+    echo "Install them with:" >&2
+    echo "  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+  echo "Installing: ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# build_bagel DIR: configures and builds bagel (Release) into DIR.
+build_bagel() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+  cmake --build "$dir" -j "$(nproc)"
+}

@@ -1,0 +1,49 @@
+// The subcommands: each registers its options on the CLI11 app and has a
+// run function that main() calls after parsing (so errors reach main's one
+// catch).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace bagel::cli {
+
+struct TrainOptions {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string output;
+  bool quiet = false;
+};
+CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
+int run_train(const TrainOptions& options);
+
+struct PredictOptions {
+  std::string model;
+  std::string input;
+  std::string labels;
+  std::string output;
+  std::string metrics;
+  std::string format = "csv";
+  std::string zero_based = "auto";
+  bool proba = false;
+  bool quiet = false;
+  int threads = 0;
+};
+CLI::App* add_predict_command(CLI::App& app, PredictOptions& options);
+int run_predict(const PredictOptions& options);
+
+struct ConvertOptions {
+  std::string input;
+  std::string output;
+  std::string labels;
+  std::string labels_out;
+  std::string zero_based = "auto";
+  bool compressed = false;
+  bool one_based = false;
+};
+CLI::App* add_convert_command(CLI::App& app, ConvertOptions& options);
+int run_convert(const ConvertOptions& options);
+
+}  // namespace bagel::cli

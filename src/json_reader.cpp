@@ -1,0 +1,121 @@
+#include "bagel/json_reader.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "bagel/error.h"
+
+namespace bagel {
+
+namespace {
+
+std::string type_name(const nlohmann::json& v) {
+  if (v.is_number_integer()) return "an integer";
+  if (v.is_number()) return "a number";
+  if (v.is_string()) return "a string";
+  if (v.is_boolean()) return "a boolean";
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return "null";
+}
+
+}  // namespace
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+JsonReader::JsonReader(const nlohmann::json& object, std::string path)
+    : object_(object), path_(std::move(path)) {
+  if (!object_.is_object())
+    throw ConfigError(path_.empty() ? "(root)" : path_,
+                      "expected an object, found " + type_name(object_));
+}
+
+std::string JsonReader::field(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
+
+const nlohmann::json* JsonReader::find(const std::string& key) {
+  known_.insert(key);
+  const auto it = object_.find(key);
+  if (it == object_.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string JsonReader::get_string(const std::string& key, const std::string& fallback) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_string()) throw ConfigError(field(key), "expected a string, found " + type_name(*v));
+  return v->get<std::string>();
+}
+
+std::string JsonReader::require_string(const std::string& key) {
+  if (find(key) == nullptr) throw ConfigError(field(key), "is required (a string)");
+  return get_string(key, "");
+}
+
+double JsonReader::get_number(const std::string& key, double fallback) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_number()) throw ConfigError(field(key), "expected a number, found " + type_name(*v));
+  return v->get<double>();
+}
+
+std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallback) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return fallback;
+  if (v->is_number_integer()) return v->get<std::int64_t>();
+  if (v->is_number_float()) {
+    const double d = v->get<double>();
+    if (std::floor(d) == d && std::abs(d) < 9e15) return static_cast<std::int64_t>(d);
+  }
+  throw ConfigError(field(key), "expected an integer, found " + type_name(*v) + " " + v->dump());
+}
+
+bool JsonReader::get_bool(const std::string& key, bool fallback) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) throw ConfigError(field(key), "expected true or false, found " + type_name(*v));
+  return v->get<bool>();
+}
+
+JsonReader JsonReader::object(const std::string& key) {
+  known_.insert(key);
+  return JsonReader(object_.at(key), field(key));
+}
+
+void JsonReader::finish() const {
+  for (const auto& [key, value] : object_.items()) {
+    if (known_.count(key) != 0) continue;
+    std::string best;
+    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+    for (const std::string& k : known_) {
+      const std::size_t d = edit_distance(key, k);
+      if (d < best_distance) best_distance = d, best = k;
+    }
+    std::string hint;
+    if (!best.empty() && best_distance <= std::max<std::size_t>(2, key.size() / 3))
+      hint = "; did you mean '" + best + "'?";
+    else if (!known_.empty()) {
+      hint = "; valid keys:";
+      for (const std::string& k : known_) hint += " " + k;
+    }
+    throw ConfigError(field(key), "unknown key" + hint);
+  }
+}
+
+}  // namespace bagel
