@@ -93,6 +93,23 @@ bool JsonReader::get_bool(const std::string& key, bool fallback) {
   return v->get<bool>();
 }
 
+std::vector<std::int64_t> JsonReader::get_integer_list(const std::string& key,
+                                                       std::vector<std::int64_t> fallback,
+                                                       std::int64_t lo, std::int64_t hi) {
+  const nlohmann::json* v = find(key);
+  if (v == nullptr) return fallback;
+  const std::string expected = "expected a non-empty array of integers in [" + std::to_string(lo) +
+                               ", " + std::to_string(hi) + "]";
+  if (!v->is_array() || v->empty()) throw ConfigError(field(key), expected + ", found " + v->dump());
+  std::vector<std::int64_t> out;
+  for (const nlohmann::json& e : *v) {
+    if (!e.is_number_integer() || e.get<std::int64_t>() < lo || e.get<std::int64_t>() > hi)
+      throw ConfigError(field(key), expected + ", found " + e.dump());
+    out.push_back(e.get<std::int64_t>());
+  }
+  return out;
+}
+
 JsonReader JsonReader::object(const std::string& key) {
   known_.insert(key);
   return JsonReader(object_.at(key), field(key));

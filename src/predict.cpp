@@ -27,7 +27,9 @@ std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, 
   std::vector<double> proba(static_cast<std::size_t>(end - begin) * c);
   constexpr Index kBlock = 1024;  // rows per task: enough work to amortise scheduling
   const int nthreads = threads > 0 ? threads : omp_get_max_threads();
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+  // Waking threads costs tens of microseconds: small inputs run on one.
+  const bool parallel = x.indptr()[end] - x.indptr()[begin] > (1 << 18);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (parallel)
   for (Index b = begin; b < end; b += kBlock) {
     const Index e = std::min(end, b + kBlock);
     predict_proba_rows(model, x, b, e, proba.data() + static_cast<std::size_t>(b - begin) * c);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
 #include "bagel/loss.h"
@@ -177,7 +178,10 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
                       const OptimizerConfig& config, LayerKind layer, Progress& progress) {
-  if (layer != LayerKind::kSparse) throw Error("layer \"dense\" is not built yet");
+  if (layer == LayerKind::kDense) {
+    DenseLinearLayer dense(model, config.l2, config.l1);
+    return train_with(dense, model, train_data, valid, config, progress);
+  }
   EmbeddingBagLayer sparse(model.weight, model.bias, model.num_features, model.num_outputs,
                            config.l2, config.l1);
   return train_with(sparse, model, train_data, valid, config, progress);

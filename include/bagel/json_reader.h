@@ -23,6 +23,10 @@ class JsonReader {
   double get_number(const std::string& key, double fallback);
   std::int64_t get_integer(const std::string& key, std::int64_t fallback);
   bool get_bool(const std::string& key, bool fallback);
+  // A non-empty array of integers, each in [lo, hi].
+  std::vector<std::int64_t> get_integer_list(const std::string& key,
+                                             std::vector<std::int64_t> fallback, std::int64_t lo,
+                                             std::int64_t hi);
   // A nested object; marks the key as known.
   JsonReader object(const std::string& key);
   // Throws ConfigError for the first key that was never asked for.

@@ -27,6 +27,7 @@ struct PredictOptions {
   std::string metrics;
   std::string format = "csv";
   std::string zero_based = "auto";
+  std::string layer = "sparse";
   bool proba = false;
   bool quiet = false;
   int threads = 0;
@@ -45,5 +46,30 @@ struct ConvertOptions {
 };
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& options);
 int run_convert(const ConvertOptions& options);
+
+struct BenchOptions {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string input;
+  std::string labels;
+  std::string output;
+  bool quiet = false;
+};
+CLI::App* add_bench_command(CLI::App& app, BenchOptions& options);
+int run_bench(const BenchOptions& options);
+
+struct GenerateOptions {
+  std::string output;
+  std::string labels_out;
+  long rows = 10000;
+  long features = 1 << 16;
+  double nnz_per_row = 75;
+  double zipf_exponent = 1.1;
+  int classes = 2;
+  unsigned long seed = 1;
+  bool compressed = false;
+};
+CLI::App* add_generate_command(CLI::App& app, GenerateOptions& options);
+int run_generate(const GenerateOptions& options);
 
 }  // namespace bagel::cli

@@ -16,9 +16,13 @@ int main(int argc, char** argv) {
   bagel::cli::TrainOptions train;
   bagel::cli::PredictOptions predict;
   bagel::cli::ConvertOptions convert;
+  bagel::cli::BenchOptions bench;
+  bagel::cli::GenerateOptions generate;
   CLI::App* train_cmd = bagel::cli::add_train_command(app, train);
   CLI::App* predict_cmd = bagel::cli::add_predict_command(app, predict);
+  CLI::App* bench_cmd = bagel::cli::add_bench_command(app, bench);
   CLI::App* convert_cmd = bagel::cli::add_convert_command(app, convert);
+  CLI::App* generate_cmd = bagel::cli::add_generate_command(app, generate);
 
   try {
     app.parse(argc, argv);
@@ -28,7 +32,9 @@ int main(int argc, char** argv) {
   try {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
     if (predict_cmd->parsed()) return bagel::cli::run_predict(predict);
+    if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
+    if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
   } catch (const bagel::Error& e) {
     std::cerr << "bagel: error: " << e.what() << "\n";
     return 1;

@@ -8,6 +8,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/config.h"
 #include "bagel/dataset.h"
+#include "bagel/dense_linear.h"
 #include "bagel/error.h"
 #include "bagel/labels.h"
 #include "bagel/metrics.h"
@@ -70,6 +71,10 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
+  cmd->add_option("--layer", o.layer,
+                  "Inference path: sparse (EmbeddingBag sum) or dense (densified rows, GEMM)")
+      ->check(CLI::IsMember({"sparse", "dense"}))
+      ->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No summary on stderr");
   return cmd;
@@ -86,6 +91,7 @@ int run_predict(const PredictOptions& o) {
   if (!o.metrics.empty() && !y)
     throw Error("--metrics needs true labels: pass --labels FILE (or an svmlight input)");
   const double load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  const LayerKind layer = parse_layer(o.layer, "--layer");
 
   std::unique_ptr<AtomicPath> out_file;
   std::ofstream file_stream;
@@ -108,7 +114,13 @@ int run_predict(const PredictOptions& o) {
   std::string text;
   for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
     const Index end = std::min(x.rows(), begin + kRowsPerChunk);
-    const std::vector<double> proba = predict_proba_chunk(model, x, begin, end, o.threads);
+    std::vector<double> proba;
+    if (layer == LayerKind::kDense) {
+      proba.resize(static_cast<std::size_t>(end - begin) * c);
+      predict_proba_dense(model, x, begin, end, proba.data());
+    } else {
+      proba = predict_proba_chunk(model, x, begin, end, o.threads);
+    }
     text.clear();
     for (Index r = 0; r < end - begin; ++r) {
       const double* p = proba.data() + static_cast<std::size_t>(r) * c;

@@ -1,0 +1,34 @@
+// Generated bag-of-words data for benchmarks: Zipf-distributed token ids,
+// like words in real text, counted per row (so a row has unique, sorted
+// indices with count values, as CountVectorizer makes them), and labels from
+// a random linear model so the task is learnable.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bagel/csr.h"
+
+namespace bagel {
+
+struct SyntheticSpec {
+  Index rows = 10000;
+  Index features = 1 << 16;
+  double nnz_per_row = 75;     // mean distinct features per row
+  double zipf_exponent = 1.1;  // p(rank r) ~ 1 / r^s
+  int classes = 2;
+  double label_noise = 0.5;    // std of the logistic-ish noise added to the scores
+  std::uint64_t seed = 1;
+};
+
+struct SyntheticData {
+  CsrMatrix x;
+  std::vector<std::int32_t> y;  // class ids 0..classes-1
+};
+
+// Deterministic for a given spec (rows are generated in parallel, each from
+// its own seeded stream).
+SyntheticData make_synthetic(const SyntheticSpec& spec);
+
+}  // namespace bagel
