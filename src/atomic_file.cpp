@@ -13,19 +13,32 @@ namespace bagel {
 namespace fs = std::filesystem;
 
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target)) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(target_, ec);
+  if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+    // A device, pipe or /dev/stdout: renaming over it would destroy it, and
+    // there is no half-written file to protect anyway. Write straight to it.
+    temp_ = target_;
+    direct_ = true;
+    return;
+  }
   std::random_device rd;
   temp_ = target_;
   temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
 }
 
 AtomicPath::~AtomicPath() {
-  if (!committed_) {
+  if (!committed_ && !direct_) {
     std::error_code ec;
     fs::remove_all(temp_, ec);
   }
 }
 
 void AtomicPath::commit() {
+  if (direct_) {
+    committed_ = true;
+    return;
+  }
   std::error_code ec;
   if (fs::is_directory(target_, ec) && fs::is_directory(temp_, ec)) {
     // rename() cannot replace a non-empty folder: move the old one aside first.

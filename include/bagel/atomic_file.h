@@ -9,6 +9,8 @@ namespace bagel {
 
 // A temporary path beside `target` (same folder, so rename is atomic).
 // If commit() is never called the temporary is removed on destruction.
+// A target that exists and is neither a file nor a folder (/dev/null, a
+// pipe) is written directly: rename would replace the device itself.
 class AtomicPath {
  public:
   explicit AtomicPath(std::filesystem::path target);
@@ -25,6 +27,7 @@ class AtomicPath {
   std::filesystem::path target_;
   std::filesystem::path temp_;
   bool committed_ = false;
+  bool direct_ = false;
 };
 
 // Writes `contents` to `path` atomically; throws FileError on failure.
