@@ -1,1 +1,540 @@
-// placeholder
+#include "bagel/npz.h"
+
+#include <zip.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <future>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "bagel/atomic_file.h"
+#include "bagel/error.h"
+#include "bagel/npy.h"
+
+namespace bagel {
+
+namespace {
+
+constexpr std::int64_t kMaxIndex = std::numeric_limits<Index>::max();
+// Payloads of members written STORED start on this boundary, so that
+// read_npz_csr can use them in place (any SIMD load width is then aligned).
+constexpr std::uint64_t kPayloadAlign = 64;
+// Zip local header: 30 fixed bytes, then the name and the extra fields.
+constexpr std::uint64_t kLocalHeaderSize = 30;
+// The extra field Android's zipalign uses for padding: id, length, then a
+// 2-byte alignment and zeros. Zip readers skip extra fields they do not know.
+constexpr zip_uint16_t kAlignmentFieldId = 0xD935;
+constexpr std::uint64_t kAlignmentFieldMin = 6;
+// zlib's default level, as numpy's savez_compressed uses (libzip's own
+// default is 9: much slower for a few percent).
+constexpr zip_uint32_t kDeflateLevel = 6;
+
+// ---- libzip handles ----------------------------------------------------------
+
+struct ZipDiscard {
+  void operator()(zip_t* za) const { zip_discard(za); }
+};
+struct ZipFileClose {
+  void operator()(zip_file_t* f) const { zip_fclose(f); }
+};
+using ZipHandle = std::unique_ptr<zip_t, ZipDiscard>;
+using ZipFileHandle = std::unique_ptr<zip_file_t, ZipFileClose>;
+
+std::string libzip_message(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string message = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return message;
+}
+
+ZipHandle open_zip(const std::string& path, int flags) {
+  int code = 0;
+  zip_t* za = zip_open(path.c_str(), flags, &code);
+  if (za == nullptr) {
+    if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ)
+      throw FileError(path, "cannot open: " + libzip_message(code));
+    throw FileError(path, "not a readable zip archive (" + libzip_message(code) +
+                              "); an .npz from scipy.sparse.save_npz is a zip. Is it truncated?");
+  }
+  return ZipHandle(za);
+}
+
+// ---- where a STORED member's bytes are ---------------------------------------
+
+// Little-endian reads from the mapped archive, bounds-checked so that a
+// corrupt file is an error, never a crash.
+class ZipBytes {
+ public:
+  ZipBytes(std::span<const std::byte> bytes, const std::string& path)
+      : bytes_(bytes), path_(path) {}
+  std::uint64_t le(std::uint64_t offset, int width) const {
+    if (offset > bytes_.size() || bytes_.size() - offset < static_cast<std::uint64_t>(width))
+      corrupt("a zip record at offset " + std::to_string(offset) + " runs past the end");
+    std::uint64_t value = 0;
+    for (int i = 0; i < width; ++i)
+      value |= std::to_integer<std::uint64_t>(bytes_[offset + i]) << (8 * i);
+    return value;
+  }
+  std::string_view text(std::uint64_t offset, std::uint64_t length) const {
+    if (offset > bytes_.size() || bytes_.size() - offset < length)
+      corrupt("a zip record at offset " + std::to_string(offset) + " runs past the end");
+    return {reinterpret_cast<const char*>(bytes_.data()) + offset, length};
+  }
+  std::uint64_t size() const { return bytes_.size(); }
+  [[noreturn]] void corrupt(const std::string& what) const {
+    throw FileError(path_, "corrupt zip archive: " + what);
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+  const std::string& path_;
+};
+
+// Offset of the central directory, from the end record (or its Zip64
+// version, which numpy's zipfile writes for large archives).
+std::uint64_t central_directory_offset(const ZipBytes& zip) {
+  constexpr std::uint64_t kEndSize = 22;
+  constexpr std::uint64_t kMaxComment = 0xFFFF;
+  if (zip.size() < kEndSize) zip.corrupt("too short for an end of central directory record");
+  const std::uint64_t lowest =
+      zip.size() > kEndSize + kMaxComment ? zip.size() - kEndSize - kMaxComment : 0;
+  for (std::uint64_t end = zip.size() - kEndSize + 1; end-- > lowest;) {
+    if (zip.le(end, 4) != 0x06054b50) continue;
+    const std::uint64_t offset = zip.le(end + 16, 4);
+    if (offset != 0xFFFFFFFF) return offset;
+    constexpr std::uint64_t kLocatorSize = 20;
+    if (end < kLocatorSize || zip.le(end - kLocatorSize, 4) != 0x07064b50)
+      zip.corrupt("Zip64 end of central directory locator missing");
+    const std::uint64_t zip64_end = zip.le(end - kLocatorSize + 8, 8);
+    if (zip.le(zip64_end, 4) != 0x06064b50) zip.corrupt("Zip64 end of central directory missing");
+    return zip.le(zip64_end + 48, 8);
+  }
+  zip.corrupt("end of central directory record not found");
+}
+
+// Local header offset of the central directory entry at `pos`, taking the
+// Zip64 extra field into account when the 32-bit field overflows.
+std::uint64_t local_header_offset(const ZipBytes& zip, std::uint64_t pos) {
+  const std::uint64_t offset = zip.le(pos + 42, 4);
+  if (offset != 0xFFFFFFFF) return offset;
+  const std::uint64_t name_len = zip.le(pos + 28, 2);
+  const std::uint64_t extra_len = zip.le(pos + 30, 2);
+  // Zip64 extra: uncompressed size, compressed size, offset, each present
+  // only when its 32-bit field is 0xFFFFFFFF.
+  for (std::uint64_t e = pos + 46 + name_len; e + 4 <= pos + 46 + name_len + extra_len;) {
+    const std::uint64_t id = zip.le(e, 2);
+    const std::uint64_t len = zip.le(e + 2, 2);
+    if (id == 0x0001) {
+      std::uint64_t field = e + 4;
+      if (zip.le(pos + 24, 4) == 0xFFFFFFFF) field += 8;
+      if (zip.le(pos + 20, 4) == 0xFFFFFFFF) field += 8;
+      return zip.le(field, 8);
+    }
+    e += 4 + len;
+  }
+  zip.corrupt("Zip64 local header offset missing");
+}
+
+// Offset of the data of the archive's `index`-th member (central directory
+// order, which is libzip's index order). The name and extra lengths are
+// read from the local header itself: they may differ from the central
+// directory's (numpy writes its Zip64 extra field only locally).
+std::uint64_t member_data_offset(const ZipBytes& zip, zip_uint64_t index, std::string_view name) {
+  std::uint64_t pos = central_directory_offset(zip);
+  for (zip_uint64_t i = 0;; ++i) {
+    if (zip.le(pos, 4) != 0x02014b50)
+      zip.corrupt("central directory entry " + std::to_string(i) + " not found");
+    if (i == index) break;
+    pos += 46 + zip.le(pos + 28, 2) + zip.le(pos + 30, 2) + zip.le(pos + 32, 2);
+  }
+  if (zip.text(pos + 46, zip.le(pos + 28, 2)) != name)
+    zip.corrupt("central directory entry " + std::to_string(index) + " is not '" +
+                std::string(name) + "'");
+  const std::uint64_t local = local_header_offset(zip, pos);
+  if (zip.le(local, 4) != 0x04034b50)
+    zip.corrupt("no local header at offset " + std::to_string(local));
+  return local + kLocalHeaderSize + zip.le(local + 26, 2) + zip.le(local + 28, 2);
+}
+
+// ---- reading -------------------------------------------------------------------
+
+// One array of the .npz. `npy` spans the whole .npy: inside the mapping for
+// STORED members, inside `inflated` for deflated ones (a vector's buffer
+// does not move when the vector is moved, so the span stays valid).
+struct Member {
+  std::string key;   // "data"
+  std::string name;  // "data.npy"
+  zip_uint64_t index = 0;
+  zip_uint64_t size = 0;
+  bool stored = false;
+  std::vector<std::byte> inflated;
+  std::span<const std::byte> npy;
+  NpyHeader header;
+  std::span<const std::byte> payload() const { return npy.subspan(header.data_offset); }
+};
+
+std::string member_names(zip_t* za) {
+  std::string names;
+  const zip_int64_t count = zip_get_num_entries(za, 0);
+  for (zip_int64_t i = 0; i < count; ++i) {
+    const char* name = zip_get_name(za, static_cast<zip_uint64_t>(i), 0);
+    if (name == nullptr) continue;
+    names += (names.empty() ? "" : ", ") + detail::printable(name);
+  }
+  return names.empty() ? "none" : names;
+}
+
+// numpy's np.load finds an array under "key.npy", or under "key" itself.
+Member locate(zip_t* za, const std::string& path, const std::string& key) {
+  zip_int64_t index = zip_name_locate(za, (key + ".npy").c_str(), 0);
+  if (index < 0) index = zip_name_locate(za, key.c_str(), 0);
+  if (index < 0)
+    throw FileError(path, "missing key '" + key + "' (members: " + member_names(za) +
+                              "); expected a CSR matrix saved by scipy.sparse.save_npz");
+  zip_stat_t st;
+  zip_stat_init(&st);
+  if (zip_stat_index(za, static_cast<zip_uint64_t>(index), 0, &st) != 0)
+    throw FileError(path, key + ": cannot read the member: " + zip_strerror(za));
+  Member m;
+  m.key = key;
+  m.index = static_cast<zip_uint64_t>(index);
+  const char* name = zip_get_name(za, m.index, ZIP_FL_ENC_RAW);
+  m.name = name != nullptr ? name : "";
+  m.size = st.size;
+  m.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+  // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and
+  // allocating for it would only fail later with a worse message.
+  constexpr zip_uint64_t kMaxRatio = 1032;
+  if (!m.stored && (st.valid & ZIP_STAT_COMP_SIZE) && m.size / kMaxRatio > st.comp_size + 1024)
+    throw FileError(path, key + ": corrupt zip entry: " + std::to_string(m.size) +
+                              " bytes claimed from " + std::to_string(st.comp_size) +
+                              " compressed");
+  return m;
+}
+
+// Decompresses (or copies) a member with libzip, which also checks its CRC
+// once the end is read.
+void inflate(zip_t* za, Member& m, const std::string& path) {
+  const auto fail = [&](const std::string& what) {
+    throw FileError(path, m.key + ": cannot read the member: " + what);
+  };
+  ZipFileHandle file(zip_fopen_index(za, m.index, 0));
+  if (!file) fail(zip_strerror(za));
+  m.inflated.resize(m.size);
+  zip_uint64_t done = 0;
+  while (true) {
+    std::byte spare;  // reading past the stated size reaches EOF and the CRC check
+    std::byte* dst = done < m.size ? m.inflated.data() + done : &spare;
+    const zip_int64_t n = zip_fread(file.get(), dst, done < m.size ? m.size - done : 1);
+    if (n < 0) fail(zip_file_strerror(file.get()));
+    if (n == 0) break;
+    done += static_cast<zip_uint64_t>(n);
+    if (done > m.size) fail("longer than the " + std::to_string(m.size) + " bytes stated");
+  }
+  if (done != m.size)
+    fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
+  m.npy = m.inflated;
+}
+
+void parse_member(Member& m, const std::string& path) {
+  m.header = parse_npy_header(m.npy, path, m.key);
+}
+
+// Finds the member's bytes inside the mapping; used for STORED members.
+void locate_in_mapping(const MappedFile& mapping, Member& m, const std::string& path) {
+  const ZipBytes zip(mapping.bytes(), path);
+  const std::uint64_t offset = member_data_offset(zip, m.index, m.name);
+  if (offset > zip.size() || zip.size() - offset < m.size)
+    throw FileError(path, m.key + ": truncated: the member needs " + std::to_string(m.size) +
+                              " bytes at offset " + std::to_string(offset) + ", file has " +
+                              std::to_string(zip.size()));
+  m.npy = mapping.bytes().subspan(offset, m.size);
+}
+
+std::string read_format(zip_t* za, const std::string& path) {
+  Member m = locate(za, path, "format");
+  inflate(za, m, path);
+  parse_member(m, path);
+  const std::vector<std::string> value = npy_to_strings(m.header, m.payload(), path, m.key);
+  if (value.size() != 1)
+    throw FileError(path, "format: expected one string, found " + std::to_string(value.size()));
+  return value[0];
+}
+
+std::array<Index, 2> read_shape(zip_t* za, const std::string& path) {
+  Member m = locate(za, path, "shape");
+  inflate(za, m, path);
+  parse_member(m, path);
+  const std::vector<std::int64_t> shape = npy_to_int64(m.header, m.payload(), path, m.key);
+  if (m.header.shape.size() != 1 || shape.size() != 2)
+    throw FileError(
+        path, "shape: expected 2 integers (rows, columns), found " + std::to_string(shape.size()));
+  std::array<Index, 2> out{};
+  const char* names[] = {"rows", "columns"};
+  for (int i = 0; i < 2; ++i) {
+    if (shape[i] < 0 || shape[i] > kMaxIndex)
+      throw FileError(path, "shape: " + std::to_string(shape[i]) + " " + names[i] +
+                                " is outside bagel's range [0, " + std::to_string(kMaxIndex) +
+                                "] (int32 indices)");
+    out[i] = static_cast<Index>(shape[i]);
+  }
+  return out;
+}
+
+// Reads the deflated members in parallel, each thread with its own libzip
+// handle (a zip_t is not safe to share between threads).
+void inflate_all(std::vector<Member*> members, const std::string& path) {
+  std::vector<std::future<void>> jobs;
+  for (Member* m : members) {
+    jobs.push_back(std::async(std::launch::async, [m, &path] {
+      const ZipHandle za = open_zip(path, ZIP_RDONLY);
+      inflate(za.get(), *m, path);
+    }));
+  }
+  for (auto& job : jobs) job.wait();
+  for (auto& job : jobs) job.get();  // re-throws the first failure
+}
+
+void check_vector(const Member& m, const std::string& path) {
+  if (m.header.shape.size() != 1)
+    throw FileError(path, m.key + ": expected a 1-d array, found " +
+                              std::to_string(m.header.shape.size()) + " dimensions");
+}
+
+// The payload viewed as T in place, when it already is T and aligned for it.
+template <class T>
+std::optional<std::span<const T>> borrow(const Member& m, DType working) {
+  const std::span<const std::byte> payload = m.payload();
+  if (!m.stored || m.header.dtype != working ||
+      reinterpret_cast<std::uintptr_t>(payload.data()) % alignof(T) != 0)
+    return std::nullopt;
+  return std::span<const T>(reinterpret_cast<const T*>(payload.data()),
+                            static_cast<std::size_t>(m.header.count()));
+}
+
+// indptr, indices and data, located and with parsed headers.
+struct CsrArrays {
+  std::array<Member, 3> members;
+  std::unique_ptr<MappedFile> mapping;  // the whole file, once any member is STORED
+};
+
+CsrArrays load_arrays(zip_t* za, const std::string& path) {
+  CsrArrays out{{locate(za, path, "indptr"), locate(za, path, "indices"), locate(za, path, "data")},
+                nullptr};
+  std::vector<Member*> deflated;
+  for (Member& m : out.members) {
+    if (!m.stored) {
+      deflated.push_back(&m);
+      continue;
+    }
+    if (!out.mapping) out.mapping = std::make_unique<MappedFile>(path);
+    locate_in_mapping(*out.mapping, m, path);
+  }
+  inflate_all(deflated, path);
+  for (Member& m : out.members) {
+    parse_member(m, path);
+    check_vector(m, path);
+  }
+  const std::int64_t nnz = out.members[1].header.count();
+  const std::int64_t values = out.members[2].header.count();
+  if (nnz > kMaxIndex)
+    throw FileError(path, "indices: " + std::to_string(nnz) +
+                              " non-zeros exceed bagel's limit of " + std::to_string(kMaxIndex) +
+                              " (int32 indices)");
+  if (values != nnz)
+    throw FileError(path, "data has " + std::to_string(values) + " values but indices has " +
+                              std::to_string(nnz));
+  return out;
+}
+
+// Borrows what already is in the working dtype from the mapping; converts
+// the rest once.
+CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& path) {
+  const auto& [indptr, indices, data] = arrays.members;
+  const auto indptr_view = borrow<Index>(indptr, DType::kInt32);
+  const auto indices_view = borrow<Index>(indices, DType::kInt32);
+  const auto data_view = borrow<float>(data, DType::kFloat32);
+  std::vector<Index> indptr_own, indices_own;
+  std::vector<float> data_own;
+  if (!indptr_view) indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr");
+  if (!indices_view) indices_own = npy_to_int32(indices.header, indices.payload(), path, "indices");
+  if (!data_view) data_own = npy_to_float32(data.header, data.payload(), path, "data");
+  if (!indptr_view && !indices_view && !data_view)
+    return CsrMatrix(rows, cols, std::move(indptr_own), std::move(indices_own),
+                     std::move(data_own));
+  return CsrMatrix(rows, cols, indptr_view.value_or(std::span<const Index>{}),
+                   indices_view.value_or(std::span<const Index>{}),
+                   data_view.value_or(std::span<const float>{}), std::move(indptr_own),
+                   std::move(indices_own), std::move(data_own), std::move(arrays.mapping));
+}
+
+// ---- writing -------------------------------------------------------------------
+
+struct MemberSpec {
+  const char* name;
+  std::string header;  // .npy header
+  std::span<const std::byte> payload;
+  bool align;  // worth mapping in place: pad when STORED
+};
+
+void close_zip(ZipHandle za, const std::string& path) {
+  if (zip_close(za.get()) != 0)
+    throw FileError(path, std::string("cannot write the zip archive: ") + zip_strerror(za.get()));
+  za.release();  // zip_close freed it
+}
+
+// Writes the archive; pads[i] bytes of alignment extra field go into member
+// i's local header (0, or at least kAlignmentFieldMin).
+void write_zip(const std::string& file, const std::string& path,
+               const std::vector<MemberSpec>& members, const std::vector<std::uint64_t>& pads,
+               bool compressed) {
+  int code = 0;
+  ZipHandle za(zip_open(file.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &code));
+  if (!za) throw FileError(path, "cannot create: " + libzip_message(code));
+  const auto fail = [&](const std::string& what) {
+    throw FileError(path, what + ": " + zip_strerror(za.get()));
+  };
+  // The fragments point into the caller's arrays: nothing is copied.
+  std::vector<std::array<zip_buffer_fragment_t, 2>> fragments(members.size());
+  std::vector<std::vector<zip_uint8_t>> padding(members.size());
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const MemberSpec& spec = members[i];
+    auto& frag = fragments[i];
+    frag[0] = {reinterpret_cast<zip_uint8_t*>(const_cast<char*>(spec.header.data())),
+               spec.header.size()};
+    frag[1] = {reinterpret_cast<zip_uint8_t*>(const_cast<std::byte*>(spec.payload.data())),
+               spec.payload.size()};
+    zip_source_t* source =
+        zip_source_buffer_fragment(za.get(), frag.data(), spec.payload.empty() ? 1 : 2, 0);
+    if (source == nullptr) fail(std::string("cannot add ") + spec.name);
+    const zip_int64_t index = zip_file_add(za.get(), spec.name, source, ZIP_FL_OVERWRITE);
+    if (index < 0) {
+      zip_source_free(source);
+      fail(std::string("cannot add ") + spec.name);
+    }
+    const auto idx = static_cast<zip_uint64_t>(index);
+    if (zip_set_file_compression(za.get(), idx, compressed ? ZIP_CM_DEFLATE : ZIP_CM_STORE,
+                                 compressed ? kDeflateLevel : 0) != 0)
+      fail(std::string("cannot set the compression of ") + spec.name);
+    if (pads[i] > 0) {
+      padding[i].assign(pads[i] - 4, 0);
+      padding[i][0] = static_cast<zip_uint8_t>(kPayloadAlign);
+      if (zip_file_extra_field_set(za.get(), idx, kAlignmentFieldId, ZIP_EXTRA_FIELD_NEW,
+                                   padding[i].data(), static_cast<zip_uint16_t>(padding[i].size()),
+                                   ZIP_FL_LOCAL) != 0)
+        fail(std::string("cannot pad ") + spec.name);
+    }
+  }
+  close_zip(std::move(za), path);
+}
+
+// Padding that moves a payload at `offset` to the next aligned boundary: an
+// extra field is at least kAlignmentFieldMin bytes, so a short gap takes a
+// whole extra alignment unit.
+std::uint64_t padding_for(std::uint64_t offset) {
+  std::uint64_t pad = (kPayloadAlign - offset % kPayloadAlign) % kPayloadAlign;
+  if (pad > 0 && pad < kAlignmentFieldMin) pad += kPayloadAlign;
+  return pad;
+}
+
+// Chooses pads given where each member's data starts without padding.
+std::vector<std::uint64_t> choose_pads(const std::vector<MemberSpec>& members,
+                                       const std::vector<std::uint64_t>& unpadded) {
+  std::vector<std::uint64_t> pads(members.size(), 0);
+  std::uint64_t shift = 0;
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    if (members[i].align) pads[i] = padding_for(unpadded[i] + shift + members[i].header.size());
+    shift += pads[i];
+  }
+  return pads;
+}
+
+// Where libzip will put each member's data without padding: after a local
+// header of 30 bytes, the name, and a Zip64 extra field (20 bytes) for
+// members of 4 GiB or more. write_npz_csr checks this guess afterwards.
+std::vector<std::uint64_t> predicted_offsets(const std::vector<MemberSpec>& members) {
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t pos = 0;
+  for (const MemberSpec& spec : members) {
+    const std::uint64_t size = spec.header.size() + spec.payload.size();
+    pos += kLocalHeaderSize + std::strlen(spec.name) + (size >= 0xFFFFFFFFu ? 20 : 0);
+    offsets.push_back(pos);
+    pos += size;
+  }
+  return offsets;
+}
+
+// Where each member's data really starts in the written file, less the
+// padding that was put before it.
+std::vector<std::uint64_t> measured_offsets(const std::string& file, const std::string& path,
+                                            const std::vector<MemberSpec>& members,
+                                            const std::vector<std::uint64_t>& pads) {
+  const MappedFile mapping(file);
+  const ZipBytes zip(mapping.bytes(), path);
+  std::vector<std::uint64_t> offsets;
+  std::uint64_t shift = 0;
+  for (std::size_t i = 0; i < pads.size(); ++i) {
+    shift += pads[i];
+    offsets.push_back(member_data_offset(zip, i, members[i].name) - shift);
+  }
+  return offsets;
+}
+
+template <class T>
+std::span<const std::byte> bytes_of(std::span<const T> values) {
+  return std::as_bytes(values);
+}
+
+}  // namespace
+
+CsrMatrix read_npz_csr(const std::string& path) {
+  const ZipHandle za = open_zip(path, ZIP_RDONLY | ZIP_CHECKCONS);
+  const std::string format = read_format(za.get(), path);
+  if (format != "csr")
+    throw FileError(path, "format is '" + detail::printable(format) +
+                              "', expected 'csr' (convert with X.tocsr() before save_npz)");
+  const auto [rows, cols] = read_shape(za.get(), path);
+  CsrMatrix matrix = assemble(rows, cols, load_arrays(za.get(), path), path);
+  matrix.validate(path);
+  return matrix;
+}
+
+void write_npz_csr(const std::string& path, const CsrMatrix& matrix, bool compressed) {
+  if (matrix.indptr().size() != static_cast<std::size_t>(matrix.rows()) + 1)
+    throw FileError(path, "cannot write a CSR matrix whose indptr has " +
+                              std::to_string(matrix.indptr().size()) + " entries for " +
+                              std::to_string(matrix.rows()) + " rows");
+  const std::int64_t nnz = matrix.nonZeros();
+  const std::array<std::int64_t, 2> shape = {matrix.rows(), matrix.cols()};
+  static constexpr std::array<char, 3> kCsr = {'c', 's', 'r'};
+  // scipy.sparse.save_npz's member order.
+  const std::vector<MemberSpec> members = {
+      {"indices.npy", npy_header("<i4", {nnz}), bytes_of(matrix.indices()), true},
+      {"indptr.npy", npy_header("<i4", {matrix.rows() + 1}), bytes_of(matrix.indptr()), true},
+      {"format.npy", npy_header("|S3", {}), bytes_of(std::span<const char>(kCsr)), false},
+      {"shape.npy", npy_header("<i8", {2}), bytes_of(std::span<const std::int64_t>(shape)), false},
+      {"data.npy", npy_header("<f4", {nnz}), bytes_of(matrix.data()), true},
+  };
+
+  AtomicPath tmp(path);
+  const std::string file = tmp.temp().string();
+  std::vector<std::uint64_t> pads(members.size(), 0);
+  if (!compressed) pads = choose_pads(members, predicted_offsets(members));
+  write_zip(file, path, members, pads, compressed);
+  if (!compressed) {
+    // If libzip laid the file out other than predicted, pad again from what
+    // it really did; the layout does not depend on the padding chosen.
+    const std::vector<std::uint64_t> better =
+        choose_pads(members, measured_offsets(file, path, members, pads));
+    if (better != pads) write_zip(file, path, members, better, compressed);
+  }
+  tmp.commit();
+}
+
+}  // namespace bagel

@@ -1,17 +1,23 @@
 // numpy .npy arrays (format versions 1.0, 2.0, 3.0), little-endian, C order.
+//
+// Errors are FileErrors naming `source` (the file); functions that take a
+// `key` (the array's name inside an .npz, e.g. "indices") put it at the start
+// of the message: "x.npz: indices: value 3000000000 at position 7 ...".
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bagel {
 
 // The element types bagel reads; everything else is rejected with its descr.
+// kBytes is numpy's fixed-width bytes ('|S3'), as in scipy's format.npy.
 enum class DType { kBool, kInt8, kUInt8, kInt16, kUInt16, kInt32, kUInt32, kInt64, kUInt64,
-                   kFloat32, kFloat64, kUnicode };
+                   kFloat32, kFloat64, kUnicode, kBytes };
 
 struct NpyHeader {
   DType dtype = DType::kFloat32;
@@ -21,26 +27,38 @@ struct NpyHeader {
   std::vector<std::int64_t> shape;
   std::size_t data_offset = 0;     // bytes from the start of the .npy to the payload
   std::int64_t count() const;      // product of shape (1 for a 0-d array)
+  std::size_t payload_size() const { return static_cast<std::size_t>(count()) * item_size; }
+  bool is_numeric() const { return dtype != DType::kUnicode && dtype != DType::kBytes; }
 };
 
-// Parses the magic, version and header dict. `source` names the file (and
-// member) in errors. Rejects big-endian, Fortran order, object dtypes, and a
-// payload shorter than the shape implies.
-NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source);
+// Parses the magic, version and header dict. `bytes` is the whole .npy (at
+// least up to the end of the payload). Rejects big-endian, Fortran order,
+// object and structured dtypes, and a payload shorter than the shape implies.
+NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
+                           const std::string& key = {});
 
-// Converts a numeric payload to the requested type, checking that integer
-// values fit (int64 -> int32) and naming `source` on failure.
+// Converts a numeric payload (the bytes after the header, any alignment) to
+// the requested type. Integer targets check that each value fits (int64 ->
+// int32) and that float values are whole numbers. Float targets accept every
+// numeric dtype: float64 -> float32 rounds, but a finite value too large for
+// float32 is an error; NaN and infinities are kept, for CsrMatrix::validate
+// to report with their row.
 std::vector<float> npy_to_float32(const NpyHeader& h, std::span<const std::byte> payload,
-                                  const std::string& source);
+                                  const std::string& source, const std::string& key = {});
 std::vector<std::int32_t> npy_to_int32(const NpyHeader& h, std::span<const std::byte> payload,
-                                       const std::string& source);
+                                       const std::string& source, const std::string& key = {});
 std::vector<std::int64_t> npy_to_int64(const NpyHeader& h, std::span<const std::byte> payload,
-                                       const std::string& source);
+                                       const std::string& source, const std::string& key = {});
 std::vector<double> npy_to_float64(const NpyHeader& h, std::span<const std::byte> payload,
-                                   const std::string& source);
-// Unicode (UTF-32 in numpy) to UTF-8 strings, trailing NULs stripped.
+                                   const std::string& source, const std::string& key = {});
+// Unicode (UTF-32 in numpy) to UTF-8 strings, trailing NULs stripped; bytes
+// ('|S') are taken as they are, trailing NULs stripped.
 std::vector<std::string> npy_to_strings(const NpyHeader& h, std::span<const std::byte> payload,
-                                        const std::string& source);
+                                        const std::string& source, const std::string& key = {});
+
+// The version 1.0 header exactly as numpy writes it (keys sorted, room for
+// the first axis to grow, spaces and a newline up to a multiple of 64 bytes).
+std::string npy_header(const std::string& descr, const std::vector<std::int64_t>& shape);
 
 // Serialises a header + payload for a C-order little-endian array.
 std::string npy_bytes(const std::string& descr, const std::vector<std::int64_t>& shape,
@@ -56,10 +74,17 @@ struct NpyArray {
 };
 NpyArray read_npy(const std::string& path);
 
-// Atomic writers (temp file + rename).
+// Atomic writers (temp file + rename). The shape must hold values.size()
+// elements.
 void write_npy(const std::string& path, std::span<const float> values,
                const std::vector<std::int64_t>& shape);
 void write_npy(const std::string& path, std::span<const std::int32_t> values,
                const std::vector<std::int64_t>& shape);
+
+namespace detail {
+// Text read from a binary file, safe to put in an error message: bytes other
+// than printable ASCII are shown as \xNN.
+std::string printable(std::string_view text);
+}  // namespace detail
 
 }  // namespace bagel
