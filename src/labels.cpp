@@ -1,1 +1,256 @@
-// placeholder
+#include "bagel/labels.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string_view>
+#include <unordered_map>
+
+#include "bagel/error.h"
+#include "bagel/mapped_file.h"
+#include "bagel/npy.h"
+
+namespace bagel {
+
+namespace {
+
+constexpr std::size_t kClassesShownInErrors = 5;
+
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// Direction of a number from_chars found out of even long double's range:
+// a negative exponent means it underflows. Only reached for absurd inputs
+// such as "1e-99999".
+double beyond_range(std::string_view number) {
+  const bool negative = !number.empty() && number.front() == '-';
+  const auto e = number.find_first_of("eE");
+  const bool underflow = e != std::string_view::npos && e + 1 < number.size() &&
+                         number[e + 1] == '-';
+  const double magnitude = underflow ? 0.0 : HUGE_VAL;
+  return negative ? -magnitude : magnitude;
+}
+
+std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
+
+// "'a', 'b', 'c', ... (7 in all)"
+std::string some_classes(const std::vector<std::string>& names) {
+  std::string out;
+  const std::size_t shown = std::min(names.size(), kClassesShownInErrors);
+  for (std::size_t i = 0; i < shown; ++i) {
+    if (i > 0) out += ", ";
+    out += in_quotes(names[i]);
+  }
+  if (shown < names.size()) out += ", ... (" + std::to_string(names.size()) + " in all)";
+  return out;
+}
+
+bool has_npy_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return ext == ".npy";
+}
+
+// float32 labels are named by their shortest float32 decimal (0.1f is the
+// class "0.1", not "0.10000000149011612"), which is what numpy prints.
+std::vector<double> float32_as_decimal(const std::vector<float>& values) {
+  std::vector<double> out(values.size());
+  char buf[64];
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const auto end = std::to_chars(buf, buf + sizeof buf, values[i]).ptr;
+    std::from_chars(buf, end, out[i]);
+  }
+  return out;
+}
+
+RawLabels read_npy_labels(const std::string& path) {
+  const NpyArray array = read_npy(path);
+  const NpyHeader& h = array.header;
+  if (h.shape.size() != 1)
+    throw FileError(path, "labels must be a 1-d array, found " +
+                              std::to_string(h.shape.size()) + " dimensions");
+  if (h.dtype == DType::kUnicode || h.dtype == DType::kBytes)
+    return make_labels(npy_to_strings(h, array.payload(), path), path);
+  if (h.dtype == DType::kFloat32)
+    return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), path)), path);
+  return make_labels(npy_to_float64(h, array.payload(), path), path);
+}
+
+// One label per line. Blank lines are only allowed at the end (editors add
+// them); in the middle they would shift every later label onto the wrong row.
+RawLabels read_text_labels(const std::string& path) {
+  const MappedFile file(path);
+  const auto bytes = file.bytes();
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+  if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+
+  std::vector<std::string> labels;
+  std::int64_t line = 0;
+  std::int64_t first_blank = 0;  // first blank line since the last label
+  while (!text.empty()) {
+    ++line;
+    const auto eol = text.find('\n');
+    const std::string_view label = trim(text.substr(0, eol));
+    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+    if (label.empty()) {
+      if (first_blank == 0) first_blank = line;
+      continue;
+    }
+    if (first_blank != 0)
+      throw FileError(path, "blank line, expected one label per line", first_blank);
+    labels.emplace_back(label);
+  }
+  RawLabels raw = make_labels(std::move(labels), path);
+  raw.lines.resize(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) raw.lines[i] = static_cast<std::int64_t>(i) + 1;
+  return raw;
+}
+
+}  // namespace
+
+namespace detail {
+
+const char* parse_number(const char* first, const char* last, double& value) {
+  const char* start = first;
+  // from_chars rejects a leading '+', Python's float() takes one.
+  if (first != last && *first == '+') {
+    ++first;
+    if (first != last && (*first == '+' || *first == '-')) return nullptr;
+  }
+  auto [end, ec] = std::from_chars(first, last, value);
+  if (ec == std::errc::result_out_of_range) {
+    // Beyond double range Python gives inf or 0; long double tells which.
+    long double wide = 0;
+    const auto wide_result = std::from_chars(first, last, wide);
+    value = wide_result.ec == std::errc()
+                ? static_cast<double>(wide)
+                : beyond_range(std::string_view(start, static_cast<std::size_t>(end - start)));
+    return end;
+  }
+  return ec == std::errc() ? end : nullptr;
+}
+
+bool parse_finite(std::string_view text, double& value) {
+  const char* last = text.data() + text.size();
+  return !text.empty() && parse_number(text.data(), last, value) == last && std::isfinite(value);
+}
+
+}  // namespace detail
+
+std::string RawLabels::location(std::size_t row) const {
+  return row < lines.size() ? "line " + std::to_string(lines[row])
+                            : "row " + std::to_string(row + 1);
+}
+
+std::string number_name(double value) {
+  if (value == 0) return "0";  // also -0
+  char buf[64];
+  // Python's repr: fixed notation when the decimal exponent is in [-4, 16).
+  const double magnitude = std::fabs(value);
+  const auto format = magnitude >= 1e-4 && magnitude < 1e16 ? std::chars_format::fixed
+                                                            : std::chars_format::scientific;
+  const auto end = std::to_chars(buf, buf + sizeof buf, value, format).ptr;
+  return std::string(buf, end);
+}
+
+RawLabels make_labels(std::vector<std::string> text, const std::string& source) {
+  RawLabels raw;
+  raw.source = source;
+  raw.values.resize(text.size());
+  bool numeric = true;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const std::string_view label = trim(text[i]);
+    if (label.empty())
+      throw FileError(source, "row " + std::to_string(i + 1) + ": empty label");
+    if (label.size() != text[i].size()) text[i] = std::string(label);  // `label` now dangles
+    if (numeric && !detail::parse_finite(text[i], raw.values[i])) numeric = false;
+  }
+  raw.numeric = numeric;
+  if (numeric) {
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = number_name(raw.values[i]);
+  } else {
+    raw.values.clear();
+  }
+  raw.names = std::move(text);
+  return raw;
+}
+
+RawLabels make_labels(std::vector<double> values, const std::string& source) {
+  RawLabels raw;
+  raw.source = source;
+  raw.numeric = true;
+  raw.names.reserve(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!std::isfinite(values[i]))
+      throw FileError(source, "row " + std::to_string(i + 1) + ": label " +
+                                  std::to_string(values[i]) + " is not a finite number");
+    raw.names.push_back(number_name(values[i]));
+  }
+  raw.values = std::move(values);
+  return raw;
+}
+
+RawLabels read_labels(const std::string& path) {
+  return has_npy_extension(path) ? read_npy_labels(path) : read_text_labels(path);
+}
+
+Classes Classes::fit(const RawLabels& labels) {
+  Classes classes;
+  classes.numeric = labels.numeric;
+  if (labels.numeric) {
+    std::vector<double> values = labels.values;
+    std::sort(values.begin(), values.end());
+    // -0 and 0 are one class (number_name names both "0").
+    values.erase(std::unique(values.begin(), values.end()), values.end());
+    for (double v : values) classes.names.push_back(number_name(v));
+  } else {
+    classes.names = labels.names;
+    // std::string compares as unsigned bytes: code point order for UTF-8.
+    std::sort(classes.names.begin(), classes.names.end());
+    classes.names.erase(std::unique(classes.names.begin(), classes.names.end()),
+                        classes.names.end());
+  }
+  if (classes.size() < 2) {
+    std::string found = "found " + std::to_string(classes.size());
+    if (classes.size() == 1) found += ": " + in_quotes(classes.names[0]);
+    throw FileError(labels.source, "needs at least 2 classes, " + found);
+  }
+  return classes;
+}
+
+std::vector<std::int32_t> Classes::encode(const RawLabels& labels) const {
+  std::unordered_map<std::string_view, std::int32_t> ids;
+  ids.reserve(names.size());
+  for (std::size_t k = 0; k < names.size(); ++k)
+    ids.emplace(names[k], static_cast<std::int32_t>(k));
+
+  std::vector<std::int32_t> out(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const auto it = ids.find(labels.names[i]);
+    if (it == ids.end()) {
+      const std::int64_t line = i < labels.lines.size() ? labels.lines[i] : 0;
+      // A line goes into FileError's "file:line:" prefix; a row into the text.
+      const std::string where = line > 0 ? "" : labels.location(i) + ": ";
+      throw FileError(labels.source,
+                      where + "label " + in_quotes(labels.names[i]) + " is not one of the " +
+                          std::to_string(names.size()) + " classes " + some_classes(names),
+                      line);
+    }
+    out[i] = it->second;
+  }
+  return out;
+}
+
+}  // namespace bagel

@@ -1,14 +1,17 @@
 // Labels: raw per-row labels from a file, and the class list that maps them
 // to ids 0..K-1.
 //
-// Labels are numeric when every one of them parses as a finite number
+// Labels are numeric when every one of them parses fully as a finite number
 // (svmlight labels always do); numeric classes sort by value and are named by
-// the shortest decimal that round-trips ("+1" and "1.0" are the class "1").
-// Otherwise labels are strings, sorted by code point (as numpy sorts them).
+// the shortest decimal that round-trips ("+1", "1.0" and "01" are the class
+// "1"), written as Python's repr writes floats but without a trailing ".0".
+// Otherwise labels are strings, kept as written (trimmed), sorted by byte
+// order, which for UTF-8 is code point order (as numpy sorts them).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bagel {
@@ -18,22 +21,29 @@ struct RawLabels {
   std::vector<std::string> names;   // canonical name of each row's label
   std::vector<double> values;       // numeric value of each row, when numeric
   bool numeric = false;
+  // Line of each row in `source` (text files); empty: errors name the row.
+  std::vector<std::int64_t> lines;
   std::size_t size() const { return names.size(); }
+  // "line 12" or "row 3" (1-based), for error messages.
+  std::string location(std::size_t row) const;
 };
 
-// Builds RawLabels from strings as read (svmlight, text files): trims, decides
-// numeric vs string, canonicalises numeric names. `first_line` maps row i to
-// line first_line + i in errors (for text files; 0 = no line numbers).
+// Builds RawLabels from strings as read (text files, unicode .npy): trims
+// ASCII whitespace, decides numeric vs string, canonicalises numeric names.
+// An empty label is an error naming its row.
 RawLabels make_labels(std::vector<std::string> text, const std::string& source);
 
-// Numeric labels (svmlight, numeric .npy).
+// Numeric labels (svmlight, numeric .npy). A non-finite value is an error.
 RawLabels make_labels(std::vector<double> values, const std::string& source);
 
-// Text file (one label per line; blank lines are an error naming the line) or
-// .npy (integers, floats or unicode strings, 1-d).
+// `.npy` (1-d: integers, floats, bools or unicode strings) or a text file: one
+// label per line, trimmed, CRLF accepted; a blank line before the last label
+// is an error naming the line, blank lines at the end are ignored.
 RawLabels read_labels(const std::string& path);
 
-// Canonical name of a number: shortest round-trip decimal, "-0" as "0".
+// Canonical name of a number: shortest round-trip digits, fixed notation for
+// 1e-4 <= |v| < 1e16 and scientific otherwise (Python's repr rule), no ".0"
+// on integers, "-0" as "0". Examples: 1 -> "1", 0.1 -> "0.1", 1e-5 -> "1e-05".
 std::string number_name(double value);
 
 // Sorted distinct classes.
@@ -41,11 +51,26 @@ struct Classes {
   std::vector<std::string> names;
   bool numeric = false;
   std::size_t size() const { return names.size(); }
-  // Sorted distinct labels of `labels`. Throws if fewer than 2 classes.
+  // Sorted distinct labels of `labels`. Throws FileError naming
+  // labels.source if there are fewer than 2 classes.
   static Classes fit(const RawLabels& labels);
-  // Id of each row's label. Throws FileError naming labels.source and the row
-  // (1-based) of the first label that is not a class.
+  // Id of each row's label. Throws FileError naming labels.source, the row
+  // (or line) and the label of the first one that is not a class.
   std::vector<std::int32_t> encode(const RawLabels& labels) const;
 };
+
+namespace detail {
+
+// Parses a number as Python's float() does for plain decimals: an optional
+// sign ('+' too), digits with optional '.', optional exponent; "nan" and
+// "inf" are parsed (callers reject them). Locale independent. Values beyond
+// double range become +-inf or +-0 as in Python. Returns the end of the
+// number, or nullptr if [first, last) does not start with one.
+const char* parse_number(const char* first, const char* last, double& value);
+
+// True when the whole of `text` is a finite number.
+bool parse_finite(std::string_view text, double& value);
+
+}  // namespace detail
 
 }  // namespace bagel
