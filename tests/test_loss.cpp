@@ -1,1 +1,236 @@
+// The logistic head: stable at large margins, gradients equal to p - onehot,
+// and dloss/dz agreeing with a finite difference of the loss itself.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "bagel/loss.h"
+
+namespace bagel {
+namespace {
+
+// Naive reference, fine where it does not overflow (|z| small).
+double naive_sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+
+TEST(LossSoftplus, StableAtZeroAndLargeMargins) {
+  EXPECT_NEAR(softplus(0.0), std::log(2.0), 1e-15);
+  EXPECT_NEAR(softplus(30.0), 30.0 + std::log1p(std::exp(-30.0)), 1e-12);
+  EXPECT_NEAR(softplus(-30.0), std::exp(-30.0), 1e-25);  // log1p(e^-30) ~ e^-30, not 0
+  EXPECT_GT(softplus(-30.0), 0.0);
+  // exp(800) overflows a double: the naive log(1 + exp(800)) is inf.
+  ASSERT_TRUE(std::isinf(std::log(1.0 + std::exp(800.0))));
+  EXPECT_DOUBLE_EQ(softplus(800.0), 800.0);
+  EXPECT_EQ(softplus(-800.0), 0.0);
+  EXPECT_TRUE(std::isfinite(softplus(800.0)));
+}
+
+TEST(LossSigmoid, StableAtZeroAndLargeMargins) {
+  EXPECT_DOUBLE_EQ(sigmoid(0.0), 0.5);
+  EXPECT_NEAR(sigmoid(30.0), naive_sigmoid(30.0), 1e-16);
+  EXPECT_NEAR(sigmoid(-30.0), std::exp(-30.0) / (1 + std::exp(-30.0)), 1e-28);
+  EXPECT_GT(sigmoid(-30.0), 0.0);  // relative precision kept on the small side
+  EXPECT_NEAR(sigmoid(-30.0) / 9.357622968839299e-14, 1.0, 1e-12);
+  for (double z : {800.0, -800.0, 1e300, -1e300}) {
+    const double s = sigmoid(z);
+    EXPECT_TRUE(std::isfinite(s)) << z;
+    EXPECT_GE(s, 0.0);
+    EXPECT_LE(s, 1.0);
+  }
+  EXPECT_EQ(sigmoid(800.0), 1.0);
+  EXPECT_EQ(sigmoid(-800.0), 0.0);
+}
+
+TEST(LossBinary, LossIsMarginOnWrongSideAndZeroOnRightSide) {
+  float g = 0;
+  for (float z : {30.0f, 800.0f}) {
+    const float zp = z, zn = -z;
+    // Wrong side: label 0 with z > 0, label 1 with z < 0 -> loss ~ |z|.
+    const double l0 = BinaryLogLoss::loss_and_grad(&zp, 0, &g, 1);
+    EXPECT_TRUE(std::isfinite(l0));
+    EXPECT_NEAR(l0, z, 1e-9 * z);
+    EXPECT_NEAR(g, 1.0f, 1e-6);
+    const double l1 = BinaryLogLoss::loss_and_grad(&zn, 1, &g, 1);
+    EXPECT_TRUE(std::isfinite(l1));
+    EXPECT_NEAR(l1, z, 1e-9 * z);
+    EXPECT_NEAR(g, -1.0f, 1e-6);
+    // Right side: loss ~ exp(-|z|), non-negative, finite.
+    const double r1 = BinaryLogLoss::loss_and_grad(&zp, 1, &g, 1);
+    EXPECT_GE(r1, 0.0);
+    EXPECT_LT(r1, 1e-12);
+    EXPECT_NEAR(g, 0.0f, 1e-12);
+  }
+  const float zero = 0.0f;
+  EXPECT_NEAR(BinaryLogLoss::loss_and_grad(&zero, 1, &g, 1), std::log(2.0), 1e-12);
+  EXPECT_FLOAT_EQ(g, -0.5f);
+  EXPECT_NEAR(BinaryLogLoss::loss_and_grad(&zero, 0, &g, 1), std::log(2.0), 1e-12);
+  EXPECT_FLOAT_EQ(g, 0.5f);
+}
+
+TEST(LossBinary, GradientIsSigmoidMinusLabel) {
+  for (float z : {-5.0f, -1.5f, -0.1f, 0.0f, 0.3f, 2.0f, 7.0f}) {
+    for (int y : {0, 1}) {
+      float g = 0;
+      BinaryLogLoss::loss_and_grad(&z, y, &g, 1);
+      EXPECT_NEAR(g, naive_sigmoid(z) - y, 1e-7) << "z=" << z << " y=" << y;
+    }
+  }
+}
+
+TEST(LossBinary, GradientMatchesFiniteDifferenceOfLoss) {
+  for (double z : {-4.0, -1.0, -0.25, 0.0, 0.5, 2.5, 6.0}) {
+    for (int y : {0, 1}) {
+      const double h = 1e-5;
+      // Loss evaluated in double through the documented formula, the float
+      // entry point is checked against it below.
+      const double lp = softplus(z + h) - y * (z + h);
+      const double lm = softplus(z - h) - y * (z - h);
+      const double fd = (lp - lm) / (2 * h);
+      const float zf = static_cast<float>(z);
+      float g = 0;
+      const double l = BinaryLogLoss::loss_and_grad(&zf, y, &g, 1);
+      EXPECT_NEAR(l, softplus(z) - y * z, 1e-12);
+      EXPECT_NEAR(g, fd, 1e-6) << "z=" << z << " y=" << y;
+      // And the loss is the textbook cross-entropy where that is computable.
+      const double p = naive_sigmoid(z);
+      EXPECT_NEAR(l, -(y * std::log(p) + (1 - y) * std::log(1 - p)), 1e-12);
+    }
+  }
+}
+
+TEST(LossBinary, ProbabilitiesAreOneMinusPThenP) {
+  for (float z : {-800.0f, -3.0f, 0.0f, 1.25f, 800.0f}) {
+    double proba[2];
+    BinaryLogLoss::probabilities(&z, proba, 1);
+    EXPECT_NEAR(proba[1], sigmoid(z), 1e-15);
+    EXPECT_NEAR(proba[0] + proba[1], 1.0, 1e-15);
+    EXPECT_GE(proba[0], 0.0);
+  }
+}
+
+std::vector<double> naive_softmax(const std::vector<float>& z) {
+  double sum = 0;
+  std::vector<double> p(z.size());
+  for (std::size_t i = 0; i < z.size(); ++i) sum += p[i] = std::exp(static_cast<double>(z[i]));
+  for (double& v : p) v /= sum;
+  return p;
+}
+
+TEST(LossSoftmax, GradientIsProbabilitiesMinusOneHotAndSumsToZero) {
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (int k : {2, 3, 5, 10}) {
+    for (int trial = 0; trial < 20; ++trial) {
+      std::vector<float> z(k), g(k);
+      for (float& v : z) v = normal(rng);
+      const int y = trial % k;
+      const double loss = SoftmaxCrossEntropy::loss_and_grad(z.data(), y, g.data(), k);
+      const std::vector<double> p = naive_softmax(z);
+      double gsum = 0;
+      for (int i = 0; i < k; ++i) {
+        EXPECT_NEAR(g[i], p[i] - (i == y ? 1.0 : 0.0), 1e-6);
+        gsum += g[i];
+      }
+      EXPECT_NEAR(gsum, 0.0, 1e-6);
+      EXPECT_NEAR(loss, -std::log(p[y]), 1e-6);
+    }
+  }
+}
+
+TEST(LossSoftmax, GradientMatchesFiniteDifferenceOfLoss) {
+  // The loss in double from the documented formula: logsumexp(z) - z_y.
+  auto loss_of = [](const std::vector<double>& z, int y) {
+    double m = z[0];
+    for (double v : z) m = std::max(m, v);
+    double s = 0;
+    for (double v : z) s += std::exp(v - m);
+    return m + std::log(s) - z[y];
+  };
+  const std::vector<float> z = {0.5f, -1.25f, 2.0f, 0.0f, -0.75f};
+  const int k = static_cast<int>(z.size());
+  for (int y = 0; y < k; ++y) {
+    std::vector<float> g(k);
+    const double l = SoftmaxCrossEntropy::loss_and_grad(z.data(), y, g.data(), k);
+    std::vector<double> zd(z.begin(), z.end());
+    EXPECT_NEAR(l, loss_of(zd, y), 1e-12);
+    for (int i = 0; i < k; ++i) {
+      const double h = 1e-5;
+      std::vector<double> zp = zd, zm = zd;
+      zp[i] += h;
+      zm[i] -= h;
+      const double fd = (loss_of(zp, y) - loss_of(zm, y)) / (2 * h);
+      EXPECT_NEAR(g[i], fd, 1e-6) << "y=" << y << " i=" << i;
+    }
+  }
+}
+
+TEST(LossSoftmax, StableAtHugeLogits) {
+  for (float big : {30.0f, 800.0f, 1e30f}) {
+    const std::vector<float> z = {big, -big, 0.0f};
+    std::vector<float> g(3);
+    // Right class: loss ~ 0.
+    const double right = SoftmaxCrossEntropy::loss_and_grad(z.data(), 0, g.data(), 3);
+    EXPECT_TRUE(std::isfinite(right));
+    EXPECT_GE(right, 0.0);
+    EXPECT_LT(right, 1e-12);
+    for (float v : g) EXPECT_TRUE(std::isfinite(v));
+    // Wrong class with logit -big: loss ~ 2 big.
+    const double wrong = SoftmaxCrossEntropy::loss_and_grad(z.data(), 1, g.data(), 3);
+    EXPECT_TRUE(std::isfinite(wrong));
+    EXPECT_NEAR(wrong, 2.0 * big, 1e-9 * big);
+    EXPECT_NEAR(g[0], 1.0f, 1e-6);
+    EXPECT_NEAR(g[1], -1.0f, 1e-6);
+    double proba[3];
+    SoftmaxCrossEntropy::probabilities(z.data(), proba, 3);
+    for (double p : proba) EXPECT_TRUE(std::isfinite(p));
+    EXPECT_NEAR(proba[0], 1.0, 1e-12);
+  }
+  // All-equal logits at a huge offset: uniform, not nan.
+  const std::vector<float> same = {800.0f, 800.0f, 800.0f, 800.0f};
+  double proba[4];
+  SoftmaxCrossEntropy::probabilities(same.data(), proba, 4);
+  for (double p : proba) EXPECT_NEAR(p, 0.25, 1e-15);
+}
+
+TEST(LossSoftmax, ProbabilitiesSumToOneAndMatchNaiveSoftmax) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-10.0f, 10.0f);
+  for (int k : {3, 4, 7}) {
+    std::vector<float> z(k);
+    for (float& v : z) v = u(rng);
+    std::vector<double> proba(k);
+    SoftmaxCrossEntropy::probabilities(z.data(), proba.data(), k);
+    const std::vector<double> ref = naive_softmax(z);
+    double sum = 0;
+    for (int i = 0; i < k; ++i) {
+      EXPECT_NEAR(proba[i], ref[i], 1e-12);
+      sum += proba[i];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-12);
+  }
+}
+
+TEST(LossHead, OutputCountPicksSigmoidForTwoClassesAndSoftmaxOtherwise) {
+  EXPECT_EQ(num_outputs_for(2), 1);
+  EXPECT_EQ(num_outputs_for(3), 3);
+  EXPECT_EQ(num_outputs_for(10), 10);
+  const float z = 1.5f;
+  float g = 0;
+  EXPECT_DOUBLE_EQ(head_loss_and_grad(&z, 1, &g, 1), softplus(1.5) - 1.5);
+  double p2[2];
+  head_probabilities(&z, p2, 1);
+  EXPECT_NEAR(p2[1], sigmoid(1.5), 1e-15);
+  const std::vector<float> z3 = {0.0f, 1.0f, 2.0f};
+  std::vector<float> g3(3);
+  EXPECT_NEAR(head_loss_and_grad(z3.data(), 2, g3.data(), 3),
+              -std::log(naive_softmax(z3)[2]), 1e-12);
+  double p3[3];
+  head_probabilities(z3.data(), p3, 3);
+  EXPECT_NEAR(p3[0] + p3[1] + p3[2], 1.0, 1e-15);
+}
+
+}  // namespace
+}  // namespace bagel

@@ -1,1 +1,299 @@
+// The model directory: a bit-exact round trip, written atomically, and load
+// errors that name the file at fault.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bagel/error.h"
+#include "bagel/model.h"
+#include "bagel/npy.h"
+
+namespace bagel {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A fresh folder under the system temp dir, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() /
+            ("bagel-test-model-" + std::to_string(rd()) + "-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+Model random_model(std::vector<std::string> classes, Index features, unsigned seed) {
+  Model m = Model::zeros(std::move(classes), false, features);
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& w : m.weight) w = normal(rng);
+  for (float& b : m.bias) b = normal(rng);
+  // Values whose decimal printing would not round-trip in a text format.
+  m.weight[0] = 0.1f;
+  m.weight[1] = 1.0f / 3.0f;
+  m.weight[2] = -0.0f;
+  m.weight[3] = std::numeric_limits<float>::denorm_min();
+  m.config = {{"optimizer", {{"epochs", 3}, {"learning_rate", 0.1}}}};
+  m.training = {{"epochs_run", 3}, {"best_epoch", 3}};
+  return m;
+}
+
+std::vector<std::string> entries(const fs::path& dir) {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+void expect_same_model(const Model& a, const Model& b) {
+  EXPECT_EQ(a.classes, b.classes);
+  EXPECT_EQ(a.numeric_classes, b.numeric_classes);
+  EXPECT_EQ(a.num_features, b.num_features);
+  EXPECT_EQ(a.num_outputs, b.num_outputs);
+  ASSERT_EQ(a.weight.size(), b.weight.size());
+  ASSERT_EQ(a.bias.size(), b.bias.size());
+  EXPECT_EQ(0, std::memcmp(a.weight.data(), b.weight.data(), a.weight.size() * sizeof(float)));
+  EXPECT_EQ(0, std::memcmp(a.bias.data(), b.bias.data(), a.bias.size() * sizeof(float)));
+  EXPECT_EQ(a.config, b.config);
+  EXPECT_EQ(a.training, b.training);
+}
+
+TEST(ModelZeros, SizesFollowTheClassCount) {
+  const Model binary = Model::zeros({"neg", "pos"}, false, 7);
+  EXPECT_EQ(binary.num_outputs, 1);
+  EXPECT_EQ(binary.output_kind(), "sigmoid");
+  EXPECT_EQ(binary.weight.size(), 7u);
+  EXPECT_EQ(binary.bias.size(), 1u);
+  const Model multi = Model::zeros({"a", "b", "c", "d", "e"}, false, 7);
+  EXPECT_EQ(multi.num_outputs, 5);
+  EXPECT_EQ(multi.output_kind(), "softmax");
+  EXPECT_EQ(multi.weight.size(), 35u);
+  for (float w : multi.weight) EXPECT_EQ(w, 0.0f);
+}
+
+TEST(ModelSaveLoad, RoundTripKeepsClassesAndBitExactWeights) {
+  TempDir tmp;
+  for (const auto& classes : std::vector<std::vector<std::string>>{
+           {"neg", "pos"}, {"a", "b b", "c,\"d\"", "\xC3\xA9t\xC3\xA9"}}) {
+    const Model m = random_model(classes, 13, 1);
+    const std::string dir = (tmp.path() / ("m" + std::to_string(classes.size()))).string();
+    save_model(m, dir);
+    EXPECT_EQ(entries(dir), (std::vector<std::string>{"bias.npy", "model.json", "weight.npy"}));
+    expect_same_model(m, load_model(dir));
+  }
+  // Numeric classes keep that flag.
+  Model n = random_model({"-1", "1"}, 4, 2);
+  n.numeric_classes = true;
+  save_model(n, (tmp.path() / "numeric").string());
+  expect_same_model(n, load_model((tmp.path() / "numeric").string()));
+}
+
+TEST(ModelSaveLoad, WeightFileIsFloat32InEmbeddingLayout) {
+  TempDir tmp;
+  const Model m = random_model({"a", "b", "c"}, 6, 3);
+  save_model(m, (tmp.path() / "m").string());
+  const NpyArray w = read_npy((tmp.path() / "m" / "weight.npy").string());
+  EXPECT_EQ(w.header.descr, "<f4");
+  EXPECT_FALSE(w.header.fortran_order);
+  EXPECT_EQ(w.header.shape, (std::vector<std::int64_t>{6, 3}));
+  ASSERT_EQ(w.payload().size(), m.weight.size() * sizeof(float));
+  EXPECT_EQ(0, std::memcmp(w.payload().data(), m.weight.data(), w.payload().size()));
+  const NpyArray b = read_npy((tmp.path() / "m" / "bias.npy").string());
+  EXPECT_EQ(b.header.shape, (std::vector<std::int64_t>{3}));
+
+  std::ifstream in(tmp.path() / "m" / "model.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("format"), "bagel-model");
+  EXPECT_EQ(j.at("version"), kModelVersion);
+  EXPECT_EQ(j.at("output"), "softmax");
+  EXPECT_EQ(j.at("num_features"), 6);
+  EXPECT_EQ(j.at("num_outputs"), 3);
+}
+
+TEST(ModelSaveLoad, LeavesNoTemporaryFolderBehind) {
+  TempDir tmp;
+  save_model(random_model({"x", "y"}, 5, 4), (tmp.path() / "model").string());
+  EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"model"});
+}
+
+TEST(ModelSaveLoad, CreatesMissingParentFolders) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "runs" / "deep" / "model";
+  const Model m = random_model({"x", "y"}, 5, 4);
+  save_model(m, dir.string());
+  expect_same_model(m, load_model(dir.string()));
+  EXPECT_EQ(entries(dir.parent_path()), std::vector<std::string>{"model"});
+}
+
+TEST(ModelSaveLoad, OverwritesAnExistingModelDirectoryWhole) {
+  TempDir tmp;
+  const std::string dir = (tmp.path() / "model").string();
+  save_model(random_model({"x", "y"}, 5, 4), dir);
+  // A stray file in the old directory: replacing the model replaces the
+  // folder, it does not merge into it.
+  std::ofstream(fs::path(dir) / "stale.txt") << "old";
+  const Model newer = random_model({"p", "q", "r"}, 9, 5);
+  save_model(newer, dir);
+  expect_same_model(newer, load_model(dir));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"bias.npy", "model.json", "weight.npy"}));
+  EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"model"});  // no .old-* or .tmp-*
+}
+
+TEST(ModelSaveLoad, AcceptsADirectoryNameWithATrailingSlash) {
+  // "--output runs/model/" is how shells complete folder names.
+  TempDir tmp;
+  const std::string dir = (tmp.path() / "model").string();
+  const Model m = random_model({"x", "y"}, 5, 6);
+  save_model(m, dir + "/");
+  expect_same_model(m, load_model(dir));
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"bias.npy", "model.json", "weight.npy"}));
+  EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"model"});
+  // And over an existing one.
+  const Model m2 = random_model({"x", "y"}, 5, 7);
+  save_model(m2, dir + "/");
+  expect_same_model(m2, load_model(dir));
+}
+
+// Runs `f`, expects a FileError, returns its message.
+template <class F>
+std::string file_error_of(F&& f) {
+  try {
+    f();
+  } catch (const FileError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected bagel::FileError, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected bagel::FileError, nothing was thrown";
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class ModelLoadErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = (tmp_.path() / "model").string();
+    save_model(random_model({"a", "b", "c"}, 4, 8), dir_);
+    std::ifstream in(fs::path(dir_) / "model.json");
+    json_ = nlohmann::json::parse(in);
+  }
+  void write_json(const std::string& text) {
+    std::ofstream(fs::path(dir_) / "model.json", std::ios::trunc) << text;
+  }
+  std::string load_error() { return file_error_of([&] { load_model(dir_); }); }
+
+  TempDir tmp_;
+  std::string dir_;
+  nlohmann::json json_;
+};
+
+TEST_F(ModelLoadErrors, MissingDirectoryIsNamed) {
+  const std::string missing = (tmp_.path() / "nope").string();
+  const std::string msg = file_error_of([&] { load_model(missing); });
+  EXPECT_TRUE(contains(msg, missing)) << msg;
+}
+
+TEST_F(ModelLoadErrors, MissingModelJsonIsNamed) {
+  fs::remove(fs::path(dir_) / "model.json");
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+}
+
+TEST_F(ModelLoadErrors, InvalidJsonNamesModelJson) {
+  write_json("{\"format\": \"bagel-model\", ");
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+}
+
+TEST_F(ModelLoadErrors, WrongFormatNameNamesFileAndField) {
+  json_["format"] = "fasttext";
+  write_json(json_.dump());
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+  EXPECT_TRUE(contains(msg, "format")) << msg;
+  EXPECT_TRUE(contains(msg, "fasttext")) << msg;
+}
+
+TEST_F(ModelLoadErrors, NewerVersionIsRefused) {
+  json_["version"] = kModelVersion + 1;
+  write_json(json_.dump());
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+  EXPECT_TRUE(contains(msg, "version")) << msg;
+}
+
+TEST_F(ModelLoadErrors, MissingFieldIsNamed) {
+  json_.erase("classes");
+  write_json(json_.dump());
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+  EXPECT_TRUE(contains(msg, "classes")) << msg;
+}
+
+TEST_F(ModelLoadErrors, OutputCountThatDisagreesWithClassesIsRefused) {
+  json_["num_outputs"] = 1;  // three classes need three outputs
+  write_json(json_.dump());
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "model.json")) << msg;
+  EXPECT_TRUE(contains(msg, "num_outputs")) << msg;
+}
+
+TEST_F(ModelLoadErrors, WeightShapeThatDisagreesWithModelJsonNamesWeightFile) {
+  const std::vector<float> w(5 * 3, 0.5f);  // model.json says (4, 3)
+  write_npy((fs::path(dir_) / "weight.npy").string(), w, {5, 3});
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+  EXPECT_TRUE(contains(msg, "(5,3")) << msg;
+}
+
+TEST_F(ModelLoadErrors, TransposedWeightIsRefused) {
+  const std::vector<float> w(4 * 3, 0.5f);  // Linear layout (3, 4) instead of (4, 3)
+  write_npy((fs::path(dir_) / "weight.npy").string(), w, {3, 4});
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+}
+
+TEST_F(ModelLoadErrors, BiasShapeThatDisagreesNamesBiasFile) {
+  const std::vector<float> b(2, 0.5f);
+  write_npy((fs::path(dir_) / "bias.npy").string(), b, {2});
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "bias.npy")) << msg;
+}
+
+TEST_F(ModelLoadErrors, MissingWeightFileIsNamed) {
+  fs::remove(fs::path(dir_) / "weight.npy");
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+}
+
+TEST_F(ModelLoadErrors, NonFiniteWeightIsRefused) {
+  std::vector<float> w(4 * 3, 0.5f);
+  w[7] = std::numeric_limits<float>::quiet_NaN();
+  write_npy((fs::path(dir_) / "weight.npy").string(), w, {4, 3});
+  const std::string msg = load_error();
+  EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+}
+
+}  // namespace
+}  // namespace bagel

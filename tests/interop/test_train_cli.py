@@ -1,0 +1,276 @@
+"""`bagel train` as a command-line program: help and version, config errors
+that name the key (and suggest the nearest one), data errors that name the
+file, quiet and verbose output, and a model directory that is either whole or
+absent.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_train_cli
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+BAGEL = os.environ.get("BAGEL", "bagel")
+
+
+def run_bagel(*args, cwd=None):
+    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
+
+
+class TrainCommandLine(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-cli-")
+        cls.data = Path(cls._tmp.name) / "data"
+        cls.data.mkdir()
+        rng = np.random.default_rng(5)
+        x = sp.random(120, 15, density=0.3, format="csr", random_state=rng)
+        y = np.where(x @ rng.normal(size=15) > 0, "pos", "neg")
+        sp.save_npz(cls.data / "train.npz", x)
+        (cls.data / "train.labels").write_text("\n".join(y) + "\n")
+        sp.save_npz(cls.data / "valid.npz", x[:40])
+        (cls.data / "valid.labels").write_text("\n".join(y[:40]) + "\n")
+        (cls.data / "short.labels").write_text("\n".join(y[:100]) + "\n")
+        odd = list(y[:40])
+        odd[7] = "maybe"  # a class train never saw
+        (cls.data / "unseen.labels").write_text("\n".join(odd) + "\n")
+        bad = x.copy()
+        bad.data[5] = np.nan
+        sp.save_npz(cls.data / "nan.npz", bad)
+        huge = x.copy()
+        huge.data[:] = 1e4  # with learning_rate 1e36 the weights overflow float32
+        sp.save_npz(cls.data / "huge.npz", huge)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
+        self.dir = Path(self._case.name)
+        self.model = self.dir / "model"
+
+    def tearDown(self):
+        self._case.cleanup()
+
+    def config(self, **changes):
+        c = {"train": {"features": str(self.data / "train.npz"),
+                       "labels": str(self.data / "train.labels")},
+             "optimizer": {"epochs": 3, "learning_rate": 0.1, "seed": 1},
+             "output": str(self.model)}
+        for key, value in changes.items():
+            c[key] = value
+        return c
+
+    def write_config(self, config, name="cfg.json"):
+        path = self.dir / name
+        path.write_text(json.dumps(config) if not isinstance(config, str) else config)
+        return path
+
+    def train(self, config, *extra):
+        return run_bagel("train", "--config", self.write_config(config), *extra)
+
+    def assert_fails(self, proc, *fragments):
+        self.assertNotEqual(proc.returncode, 0, proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, "one clear line:\n" + proc.stderr)
+
+    def assert_no_model_written(self):
+        self.assertFalse(self.model.exists(), "no model directory after a failed run")
+        leftovers = [p.name for p in self.dir.iterdir() if p.name.startswith("model")]
+        self.assertEqual(leftovers, [], "no temporary folder left behind")
+
+    # -- help and version ------------------------------------------------
+
+    def test_help_lists_the_commands(self):
+        proc = run_bagel("--help")
+        self.assertEqual(proc.returncode, 0)
+        for word in ("Usage", "train", "predict", "convert"):
+            self.assertIn(word, proc.stdout)
+
+    def test_train_help_lists_its_options(self):
+        proc = run_bagel("train", "--help")
+        self.assertEqual(proc.returncode, 0)
+        for word in ("Usage", "--config", "--set", "--quiet", "--output"):
+            self.assertIn(word, proc.stdout)
+
+    def test_version_prints_the_version(self):
+        proc = run_bagel("--version")
+        self.assertEqual(proc.returncode, 0)
+        self.assertRegex(proc.stdout.strip(), r"^bagel \d+\.\d+\.\d+$")
+
+    def test_no_command_is_an_error_pointing_to_help(self):
+        proc = run_bagel()
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("--help", proc.stdout + proc.stderr)
+
+    # -- config errors ---------------------------------------------------
+
+    def test_unknown_optimizer_key_is_named_with_the_nearest_valid_key(self):
+        c = self.config()
+        c["optimizer"]["epochss"] = 3
+        proc = self.train(c)
+        self.assert_fails(proc, "optimizer.epochss", "'epochs'", "cfg.json")
+        self.assert_no_model_written()
+
+    def test_unknown_top_level_key_suggests_the_nearest(self):
+        c = self.config()
+        c["optimiser"] = c.pop("optimizer")
+        self.assert_fails(self.train(c), "optimiser", "'optimizer'")
+        self.assert_no_model_written()
+
+    def test_wrong_type_names_the_key_and_the_expected_type(self):
+        c = self.config()
+        c["optimizer"]["epochs"] = "ten"
+        self.assert_fails(self.train(c), "optimizer.epochs", "integer")
+        self.assert_no_model_written()
+
+    def test_invalid_json_names_the_config_file(self):
+        self.assert_fails(self.train('{"train": {"features": "x.npz"'), "cfg.json", "JSON")
+        self.assert_no_model_written()
+
+    def test_set_overrides_a_key_and_is_saved_in_model_json(self):
+        proc = self.train(self.config(), "--set", "optimizer.epochs=2", "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        meta = json.loads((self.model / "model.json").read_text())
+        self.assertEqual(meta["config"]["optimizer"]["epochs"], 2)
+        self.assertEqual(meta["training"]["epochs_run"], 2)
+        self.assertEqual(len(meta["training"]["history"]), 2)
+
+    def test_set_with_a_bad_value_names_the_key(self):
+        proc = self.train(self.config(), "--set", "optimizer.epochs=ten")
+        self.assert_fails(proc, "optimizer.epochs", "integer")
+        self.assert_no_model_written()
+
+    def test_set_with_an_unknown_key_suggests_the_nearest(self):
+        proc = self.train(self.config(), "--set", "optimizer.learning_rat=0.5")
+        self.assert_fails(proc, "optimizer.learning_rat", "'learning_rate'")
+        self.assert_no_model_written()
+
+    def test_output_option_overrides_the_config(self):
+        other = self.dir / "elsewhere"
+        proc = self.train(self.config(), "--output", other, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((other / "model.json").is_file())
+        self.assertFalse(self.model.exists())
+        self.assertEqual(json.loads((other / "model.json").read_text())["config"]["output"],
+                         str(other))
+
+    def test_output_with_a_trailing_slash_writes_the_model_there(self):
+        # Shells complete folder names with a slash: "-o runs/model/".
+        proc = self.train(self.config(), "--output", str(self.model) + "/", "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((self.model / "model.json").is_file())
+        proc = self.train(self.config(), "--output", str(self.model) + "/", "--quiet")
+        self.assertEqual(proc.returncode, 0, "retraining into it: " + proc.stderr)
+        self.assertEqual(sorted(p.name for p in self.model.iterdir()),
+                         ["bias.npy", "model.json", "weight.npy"])
+
+    def test_relative_paths_in_the_config_are_relative_to_the_config_file(self):
+        c = self.config()
+        c["train"] = {"features": "../../../data/train.npz",
+                      "labels": "../../../data/train.labels"}
+        c["output"] = "rel_model"
+        sub = self.dir / "configs" / "deeper"
+        sub.mkdir(parents=True)
+        path = sub / "cfg.json"
+        path.write_text(json.dumps(c))
+        # Run from elsewhere: the paths must not depend on the working directory.
+        proc = run_bagel("train", "--config", path, "--quiet", cwd=self.dir)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue((sub / "rel_model" / "model.json").is_file())
+
+    def test_patience_without_a_valid_set_is_refused(self):
+        c = self.config()
+        c["optimizer"]["patience"] = 2
+        self.assert_fails(self.train(c), "optimizer.patience", "valid")
+        self.assert_no_model_written()
+
+    # -- data errors -----------------------------------------------------
+
+    def test_missing_features_file_is_named(self):
+        missing = self.data / "no_such_file.npz"
+        c = self.config(train={"features": str(missing), "labels": str(self.data / "train.labels")})
+        self.assert_fails(self.train(c), str(missing))
+        self.assert_no_model_written()
+
+    def test_missing_labels_file_is_named(self):
+        missing = self.data / "no_such.labels"
+        c = self.config(train={"features": str(self.data / "train.npz"), "labels": str(missing)})
+        self.assert_fails(self.train(c), str(missing))
+        self.assert_no_model_written()
+
+    def test_label_count_that_differs_from_the_row_count_is_an_error(self):
+        c = self.config(train={"features": str(self.data / "train.npz"),
+                               "labels": str(self.data / "short.labels")})
+        self.assert_fails(self.train(c), "short.labels", "100", "120")
+        self.assert_no_model_written()
+
+    def test_nan_in_the_features_is_an_error_naming_the_file(self):
+        c = self.config(train={"features": str(self.data / "nan.npz"),
+                               "labels": str(self.data / "train.labels")})
+        self.assert_fails(self.train(c), str(self.data / "nan.npz"))
+        self.assert_no_model_written()
+
+    def test_valid_label_unseen_in_train_is_an_error(self):
+        c = self.config(valid={"features": str(self.data / "valid.npz"),
+                               "labels": str(self.data / "unseen.labels")})
+        self.assert_fails(self.train(c), "unseen.labels", "maybe")
+        self.assert_no_model_written()
+
+    def test_divergence_fails_with_advice_and_writes_no_model(self):
+        c = self.config(train={"features": str(self.data / "huge.npz"),
+                               "labels": str(self.data / "train.labels")})
+        c["optimizer"]["learning_rate"] = 1e36
+        self.assert_fails(self.train(c, "--quiet"), "epoch 1", "learning_rate")
+        self.assert_no_model_written()
+
+    def test_failed_run_leaves_the_previous_model_intact(self):
+        self.assertEqual(self.train(self.config(), "--quiet").returncode, 0)
+        before = {p.name: p.read_bytes() for p in self.model.iterdir()}
+        c = self.config(train={"features": str(self.data / "huge.npz"),
+                               "labels": str(self.data / "train.labels")})
+        c["optimizer"]["learning_rate"] = 1e36
+        self.assertNotEqual(self.train(c, "--quiet").returncode, 0)
+        after = {p.name: p.read_bytes() for p in self.model.iterdir()}
+        self.assertEqual(before, after)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir() if p.name.startswith("model")),
+                         ["model"])
+
+    # -- output ----------------------------------------------------------
+
+    def test_quiet_prints_nothing(self):
+        c = self.config(valid={"features": str(self.data / "valid.npz"),
+                               "labels": str(self.data / "valid.labels")})
+        proc = self.train(c, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "")
+        self.assertEqual(proc.stdout, "")
+        self.assertTrue((self.model / "model.json").is_file())
+
+    def test_progress_shows_epoch_lines_with_loss_and_speed(self):
+        c = self.config(valid={"features": str(self.data / "valid.npz"),
+                               "labels": str(self.data / "valid.labels")})
+        proc = self.train(c)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        epoch_lines = [l for l in proc.stderr.splitlines() if l.startswith("epoch ")]
+        self.assertEqual(len(epoch_lines), 3, proc.stderr)
+        for i, line in enumerate(epoch_lines, start=1):
+            self.assertTrue(line.startswith(f"epoch {i}/3"), line)
+            self.assertIn("loss", line)
+            self.assertIn("samples/s", line)
+            self.assertIn("valid", line)  # validation metrics on each epoch's line
+        self.assertIn(str(self.model), proc.stderr)  # where the model went
+        self.assertEqual(proc.stdout, "")
+
+
+if __name__ == "__main__":
+    unittest.main()
