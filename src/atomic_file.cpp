@@ -12,7 +12,9 @@ namespace bagel {
 
 namespace fs = std::filesystem;
 
-AtomicPath::AtomicPath(fs::path target) : target_(std::move(target)) {
+AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
+  // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
+  if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
   std::error_code ec;
   const fs::file_status st = fs::status(target_, ec);
   if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {

@@ -1,5 +1,6 @@
 #include "bagel/config.h"
 
+#include <cmath>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -96,11 +97,15 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   require(o.schedule != ScheduleKind::kOptimal || o.l2 + o.l1 > 0, r.field("schedule"),
           "\"optimal\" sets eta = 1 / (alpha * (t + t0)) with alpha = l2 + l1, so it needs l2 or "
           "l1 > 0");
-  // With eager decay w *= (1 - eta * l2) a factor <= 0 flips or zeroes every weight.
-  if (o.schedule != ScheduleKind::kOptimal)
-    require(o.learning_rate * o.l2 < 1, r.field("l2"),
-            "learning_rate * l2 must be < 1 (the weight decay factor 1 - eta*l2 must stay "
-            "positive)");
+  // With eager decay w *= (1 - eta * l2) a factor <= 0 flips or zeroes every
+  // weight. Rates only fall over time, so the first one is the one to check;
+  // "optimal" starts at (l2 + l1)^(-1/4) (see schedule.h).
+  const double first_eta = o.schedule == ScheduleKind::kOptimal
+                               ? std::pow(o.l2 + o.l1, -0.25)
+                               : o.learning_rate;
+  require(first_eta * o.l2 < 1, r.field("l2"),
+          "the first learning rate times l2 must be < 1 (the weight decay factor 1 - eta*l2 "
+          "must stay positive); it is " + std::to_string(first_eta * o.l2));
   return o;
 }
 

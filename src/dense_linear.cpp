@@ -7,12 +7,12 @@
 
 namespace bagel {
 
-void densify_rows(const CsrMatrix& x, std::span<const Index> rows, RowMajorMatrix& out) {
-  out.resize(static_cast<Eigen::Index>(rows.size()), x.cols());
-  out.setZero();
+void densify_rows(const CsrMatrix& x, std::span<const Index> rows, Index width,
+                  RowMajorMatrix& out) {
+  out.setZero(static_cast<Eigen::Index>(rows.size()), width);
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const RowView row = x.row(rows[b]);
-    float* dst = out.data() + b * static_cast<std::size_t>(x.cols());
+    float* dst = out.data() + b * static_cast<std::size_t>(width);
     for (std::size_t p = 0; p < row.size(); ++p) dst[row.indices[p]] += row.values[p];
   }
 }
@@ -27,8 +27,7 @@ DenseLinearLayer::DenseLinearLayer(Model& model, double l2, double l1)
 }
 
 void DenseLinearLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits) {
-  densify_rows(x, rows, batch_);
-  if (batch_.cols() < weight_.cols()) batch_.conservativeResize(Eigen::NoChange, weight_.cols());
+  densify_rows(x, rows, static_cast<Index>(weight_.cols()), batch_);
   const Eigen::Index b = static_cast<Eigen::Index>(rows.size());
   Eigen::Map<RowMajorMatrix> z(logits, b, weight_.rows());
   z.noalias() = batch_ * weight_.transpose();
@@ -71,8 +70,7 @@ void predict_proba_dense(const Model& model, const CsrMatrix& x, Index begin, In
     const Index b1 = std::min(end, b0 + block);
     rows.resize(static_cast<std::size_t>(b1 - b0));
     for (Index r = b0; r < b1; ++r) rows[r - b0] = r;
-    densify_rows(x, rows, dense);
-    if (dense.cols() < f) dense.conservativeResize(Eigen::NoChange, f);
+    densify_rows(x, rows, static_cast<Index>(f), dense);
     z.noalias() = dense * e;  // = X @ W.T
     z.rowwise() += bias.transpose();
     for (Index r = 0; r < b1 - b0; ++r)

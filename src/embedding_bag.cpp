@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace bagel {
 
@@ -10,19 +11,51 @@ namespace {
 // Below this the stored weights grow as 1/s and lose float range; fold it in.
 constexpr double kMinScale = 1e-6;
 
+template <int K>
+void sum_fixed(const float* E, int, RowView row, float* z) {
+  detail::bag_sum<K>(E, row, z);
+}
+template <int K>
+void scatter_fixed(float* E, int, RowView row, const float* g, float c) {
+  detail::bag_scatter<K>(E, row, g, c);
+}
+
+template <int... K>
+detail::BagKernels pick(int k, std::integer_sequence<int, K...>) {
+  detail::BagKernels out{detail::bag_sum_any, detail::bag_scatter_any};
+  ((k == K + 1 ? (out = {sum_fixed<K + 1>, scatter_fixed<K + 1>}, 0) : 0), ...);
+  return out;
+}
+
 }  // namespace
+
+detail::BagKernels detail::BagKernels::for_outputs(int k) {
+  return pick(k, std::make_integer_sequence<int, kMaxFixedOutputs>{});
+}
 
 EmbeddingBagLayer::EmbeddingBagLayer(std::span<float> weight, std::span<float> bias,
                                      Index num_features, int outputs, double l2, double l1)
-    : weight_(weight), bias_(bias), num_features_(num_features), outputs_(outputs), l2_(l2), l1_(l1) {
+    : weight_(weight),
+      bias_(bias),
+      num_features_(num_features),
+      outputs_(outputs),
+      l2_(l2),
+      l1_(l1),
+      kernels_(detail::BagKernels::for_outputs(outputs)),
+      threads_(1) {
   if (l1_ > 0) l1_applied_.assign(static_cast<std::size_t>(num_features_), 0.0);
 }
 
-void EmbeddingBagLayer::catch_up_l1(RowView row) {
+void EmbeddingBagLayer::set_threads(int threads) {
+  merge();
+  threads_.assign(static_cast<std::size_t>(std::max(threads, 1)), ThreadState{});
+}
+
+void EmbeddingBagLayer::catch_up_l1(RowView row, double total) {
   for (const Index j : row.indices) {
-    const double pending = l1_total_ - l1_applied_[j];
+    const double pending = total - l1_applied_[j];
     if (pending <= 0) continue;
-    l1_applied_[j] = l1_total_;
+    l1_applied_[j] = total;
     float* e = weight_.data() + static_cast<std::size_t>(j) * outputs_;
     for (int i = 0; i < outputs_; ++i) {
       const double v = e[i];
@@ -31,45 +64,133 @@ void EmbeddingBagLayer::catch_up_l1(RowView row) {
   }
 }
 
-void EmbeddingBagLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits) {
-  const float s = static_cast<float>(scale_);
+void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows) const {
+  for (const Index r : rows) prefetch_rows(weight_.data(), outputs_, x.row(r));
+}
+
+void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Index> rows,
+                                         float* logits) const {
+  const float s = static_cast<float>(scale_of(0));
+  const int k = outputs_;
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    float* z = logits + b * k;
+    std::fill(z, z + k, 0.0f);
+    kernels_.sum(weight_.data(), k, x.row(rows[b]), z);
+    for (int i = 0; i < k; ++i) z[i] = s * z[i] + bias_[i];
+  }
+}
+
+void EmbeddingBagLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits,
+                                int thread) {
+  const float s = static_cast<float>(scale_of(thread));
+  const double l1_total = l1_of(thread);
   const int k = outputs_;
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const RowView row = x.row(rows[b]);
-    if (l1_ > 0) catch_up_l1(row);
+    if (l1_ > 0) catch_up_l1(row, l1_total);
     float* z = logits + b * k;
     std::fill(z, z + k, 0.0f);
-    if (k == 1) detail::bag_sum<1>(weight_.data(), 1, row, z);
-    else detail::bag_sum<0>(weight_.data(), k, row, z);
+    kernels_.sum(weight_.data(), k, row, z);
     for (int i = 0; i < k; ++i) z[i] = s * z[i] + bias_[i];
   }
 }
 
 void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, const float* grads,
-                             double eta) {
+                             double eta, int thread) {
   const int k = outputs_;
   const double batch = static_cast<double>(rows.size());
-  scale_ *= 1.0 - eta * l2_;
-  const float c = static_cast<float>(-eta / (batch * scale_));
-  for (std::size_t b = 0; b < rows.size(); ++b) {
-    const RowView row = x.row(rows[b]);
-    const float* g = grads + b * k;
-    if (k == 1) detail::bag_scatter<1>(weight_.data(), 1, row, g, c);
-    else detail::bag_scatter<0>(weight_.data(), k, row, g, c);
-  }
+  ThreadState& t = threads_[thread];
+  // Pending L1 must land before the gradient (forward() normally did it).
+  if (l1_ > 0)
+    for (const Index r : rows) catch_up_l1(x.row(r), l1_of(thread));
+  t.decay *= 1.0 - eta * l2_;
+  const double scale = scale_of(thread);
+  const float c = static_cast<float>(-eta / (batch * scale));
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    kernels_.scatter(weight_.data(), k, x.row(rows[b]), grads + b * k, c);
   for (int i = 0; i < k; ++i) {
     double sum = 0;
     for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
     bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
   }
   if (l1_ > 0) {
-    l1_total_ += eta * l1_ / scale_;
-    for (const Index r : rows) catch_up_l1(x.row(r));
+    t.l1_added += eta * l1_ / scale;
+    const double total = l1_of(thread);
+    for (const Index r : rows) catch_up_l1(x.row(r), total);
   }
-  if (scale_ < kMinScale) flush();
+  // Alone, a thread may fold at once; with others, only merge() may.
+  if (threads_.size() == 1 && scale < kMinScale) flush();
+}
+
+void EmbeddingBagLayer::catch_up_range(const CsrMatrix& x, std::span<const Index> rows, Index lo,
+                                       Index hi) {
+  if (l1_ <= 0) return;
+  const double total = l1_of(0);
+  for (const Index r : rows) {
+    const RowView row = x.row(r);
+    for (const Index j : row.indices) {
+      if (j < lo || j >= hi) continue;
+      const double pending = total - l1_applied_[j];
+      if (pending <= 0) continue;
+      l1_applied_[j] = total;
+      float* e = weight_.data() + static_cast<std::size_t>(j) * outputs_;
+      for (int i = 0; i < outputs_; ++i) {
+        const double v = e[i];
+        e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - pending) : std::min(0.0, v + pending));
+      }
+    }
+  }
+}
+
+float EmbeddingBagLayer::begin_step(double eta, std::size_t batch) {
+  threads_[0].decay *= 1.0 - eta * l2_;
+  return static_cast<float>(-eta / (static_cast<double>(batch) * scale_of(0)));
+}
+
+void EmbeddingBagLayer::scatter_range(const CsrMatrix& x, std::span<const Index> rows,
+                                      const float* grads, float c, Index lo, Index hi) {
+  const int k = outputs_;
+  float* w = weight_.data();
+  for (std::size_t b = 0; b < rows.size(); ++b) {
+    const RowView row = x.row(rows[b]);
+    const float* g = grads + b * k;
+    for (std::size_t p = 0; p < row.size(); ++p) {
+      const Index j = row.indices[p];
+      if (j < lo || j >= hi) continue;
+      // Same expression as the kernels: (c * g) first, then times the value.
+      float* e = w + static_cast<std::size_t>(j) * k;
+      const float x_p = row.values[p];
+      for (int i = 0; i < k; ++i) e[i] += x_p * (c * g[i]);
+    }
+  }
+}
+
+void EmbeddingBagLayer::end_step(std::span<const Index> rows, const float* grads, double eta) {
+  const int k = outputs_;
+  const double batch = static_cast<double>(rows.size());
+  for (int i = 0; i < k; ++i) {
+    double sum = 0;
+    for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
+    bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
+  }
+  if (l1_ > 0) threads_[0].l1_added += eta * l1_ / scale_of(0);
+}
+
+void EmbeddingBagLayer::merge() {
+  for (ThreadState& t : threads_) {
+    scale_ *= t.decay;
+    l1_total_ += t.l1_added;
+    t = ThreadState{};
+  }
+  if (scale_ < kMinScale) fold();
 }
 
 void EmbeddingBagLayer::flush() {
+  merge();
+  fold();
+}
+
+void EmbeddingBagLayer::fold() {
   const std::size_t rows = static_cast<std::size_t>(num_features_);
   const int k = outputs_;
   if (l1_ > 0) {

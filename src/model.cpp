@@ -83,7 +83,8 @@ Model load_model(const std::string& dir) {
   };
   if (field("format") != kModelFormat)
     throw FileError(src, "format is " + field("format").dump() + ", expected \"" + kModelFormat + "\"");
-  if (!field("version").is_number_integer() || field("version").get<int>() > kModelVersion)
+  if (!field("version").is_number_integer() || field("version").get<int>() < 1 ||
+      field("version").get<int>() > kModelVersion)
     throw FileError(src, "version " + field("version").dump() + " is not supported (this bagel reads <= " +
                              std::to_string(kModelVersion) + ")");
   Model m;

@@ -15,8 +15,10 @@ void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Ind
   const int k = model.num_outputs;
   const int c = model.num_classes();
   std::vector<float> logits(k);
+  const detail::BagKernels kernels = detail::BagKernels::for_outputs(k);
   for (Index r = begin; r < end; ++r) {
-    embedding_bag_forward(model.weight.data(), model.bias.data(), k, x.row(r), logits.data());
+    if (r + 1 < end) prefetch_rows(model.weight.data(), k, x.row(r + 1));
+    embedding_bag_forward(kernels, model.weight.data(), model.bias.data(), k, x.row(r), logits.data());
     head_probabilities(logits.data(), proba + static_cast<std::size_t>(r - begin) * c, k);
   }
 }

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <type_traits>
+
+#include <omp.h>
 
 #include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
@@ -11,6 +14,7 @@
 #include "bagel/loss.h"
 #include "bagel/predict.h"
 #include "bagel/schedule.h"
+#include "bagel/table_writer.h"
 
 namespace bagel {
 
@@ -43,6 +47,8 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
   for (std::size_t begin = 0; begin < n; begin += batch_size) {
     const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
     const std::span<const Index> rows = order.subspan(begin, count);
+    if (begin + count < n)
+      layer.prefetch(data.x, order.subspan(begin + count, std::min<std::size_t>(batch_size, n - begin - count)));
     layer.forward(data.x, rows, scratch.logits.data());
     for (std::size_t b = 0; b < count; ++b)
       loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
@@ -54,6 +60,139 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
   return loss_sum;
 }
 
+// Rows between Hogwild merges: at most 16k, and few enough that one
+// interval's L2 decay stays under 0.1%, so threads never disagree on the
+// weight scale by more than that.
+std::size_t hogwild_interval(const OptimizerConfig& c, const Schedule& schedule, int threads) {
+  const double decay_per_step = schedule.eta(1) * c.l2 * threads;
+  std::size_t rows = 16384;
+  if (decay_per_step > 0)
+    rows = static_cast<std::size_t>(std::clamp(1e-3 / decay_per_step * c.batch_size, 256.0, 16384.0));
+  return rows;
+}
+
+// Lock-free: each thread runs SGD on its own slice of the permutation, all on
+// the same weights, merging the lazy scales at a barrier every `interval`
+// rows. Nondeterministic: updates of different threads interleave.
+double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
+                         const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+                         int threads, Progress& progress) {
+  const int k = layer.outputs();
+  const std::size_t n = order.size();
+  const std::size_t interval = hogwild_interval(c, schedule, threads);
+  const std::size_t slice = (n + threads - 1) / threads;
+  const std::size_t rounds = (slice + interval - 1) / interval;
+  const std::int64_t step_base = step;
+  std::vector<double> partial_loss(static_cast<std::size_t>(threads), 0.0);
+  std::int64_t steps_total = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : steps_total)
+  {
+    const int tid = omp_get_thread_num();
+    const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
+    BatchScratch scratch(c.batch_size, k);
+    std::int64_t local_steps = 0;
+    double loss_total = 0;
+    for (std::size_t round = 0; round < rounds; ++round) {
+      const std::size_t r0 = std::min(hi, lo + round * interval), r1 = std::min(hi, r0 + interval);
+      for (std::size_t begin = r0; begin < r1; begin += c.batch_size) {
+        const std::size_t count = std::min<std::size_t>(c.batch_size, r1 - begin);
+        const std::span<const Index> rows = order.subspan(begin, count);
+        if (begin + count < r1)
+          layer.prefetch(data.x, order.subspan(begin + count, std::min<std::size_t>(c.batch_size, r1 - begin - count)));
+        layer.forward(data.x, rows, scratch.logits.data(), tid);
+        for (std::size_t b = 0; b < count; ++b)
+          loss_total += head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
+                                           scratch.grads.data() + b * k, k);
+        // Global update count as if the threads took turns.
+        const std::int64_t t = step_base + local_steps * threads + tid + 1;
+        layer.step(data.x, rows, scratch.grads.data(), schedule.eta(t), tid);
+        ++local_steps;
+      }
+      partial_loss[tid] = loss_total;
+#pragma omp barrier
+#pragma omp single
+      {
+        layer.merge();
+        std::size_t done = 0;  // rows every thread has finished so far
+        for (std::size_t t = 0; t < static_cast<std::size_t>(threads); ++t) {
+          const std::size_t t_lo = std::min(n, t * slice), t_hi = std::min(n, t_lo + slice);
+          done += std::min(t_hi, t_lo + (round + 1) * interval) - t_lo;
+        }
+        double loss = 0;
+        for (const double l : partial_loss) loss += l;
+        if (done > 0) progress.update(static_cast<std::int64_t>(done), loss / double(done));
+      }
+    }
+    steps_total += local_steps;
+  }
+  step += steps_total;
+  double loss_total = 0;
+  for (const double l : partial_loss) loss_total += l;
+  return loss_total;
+}
+
+// Deterministic parallel mini-batches: rows of a batch are split among the
+// threads for the forward pass, features among the threads for the update,
+// so each weight receives the same operations in the same order as with one
+// thread: the model is bit-identical to the single-threaded one.
+double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
+                               std::span<const Index> order, const OptimizerConfig& c,
+                               const Schedule& schedule, std::int64_t& step, int threads,
+                               Progress& progress) {
+  const int k = layer.outputs();
+  const std::size_t n = order.size();
+  const Index features = layer.num_features();
+  BatchScratch scratch(c.batch_size, k);
+  std::vector<double> row_loss(static_cast<std::size_t>(c.batch_size));
+  double loss_sum = 0;
+  float coef = 0;
+  double eta = 0;
+#pragma omp parallel num_threads(threads)
+  {
+    const int tid = omp_get_thread_num();
+    const Index f_lo = static_cast<Index>(static_cast<std::int64_t>(features) * tid / threads);
+    const Index f_hi = static_cast<Index>(static_cast<std::int64_t>(features) * (tid + 1) / threads);
+    for (std::size_t begin = 0; begin < n; begin += c.batch_size) {
+      const std::size_t count = std::min<std::size_t>(c.batch_size, n - begin);
+      const std::span<const Index> rows = order.subspan(begin, count);
+      if (c.l1 > 0) {
+        layer.catch_up_range(data.x, rows, f_lo, f_hi);
+#pragma omp barrier
+      }
+      const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
+      layer.forward_readonly(data.x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
+      for (std::size_t b = b_lo; b < b_hi; ++b)
+        row_loss[b] = head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
+                                         scratch.grads.data() + b * k, k);
+#pragma omp barrier
+#pragma omp single
+      {
+        eta = schedule.eta(++step);
+        coef = layer.begin_step(eta, count);
+      }
+      layer.scatter_range(data.x, rows, scratch.grads.data(), coef, f_lo, f_hi);
+#pragma omp barrier
+#pragma omp single
+      {
+        layer.end_step(rows, scratch.grads.data(), eta);
+        for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
+        if (c.l1 <= 0) layer.merge();
+      }
+      if (c.l1 > 0) {
+        layer.catch_up_range(data.x, rows, f_lo, f_hi);
+#pragma omp barrier
+      }
+      if (c.l1 > 0) {
+#pragma omp single
+        layer.merge();
+      }
+      if (tid == 0 && (begin / c.batch_size) % 64 == 0)
+        progress.update(static_cast<std::int64_t>(begin + count), loss_sum / double(begin + count));
+    }
+  }
+  return loss_sum;
+}
+
 void check_finite(const Model& model, double mean_loss, int epoch, const OptimizerConfig& c) {
   bool finite = std::isfinite(mean_loss);
   for (std::size_t i = 0; finite && i < model.weight.size(); ++i) finite = std::isfinite(model.weight[i]);
@@ -61,10 +200,13 @@ void check_finite(const Model& model, double mean_loss, int epoch, const Optimiz
   if (finite) return;
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "training diverged in epoch %d (mean loss %g, weights not finite): lower "
-                "optimizer.learning_rate (now %g), use schedule \"invscaling\" or \"optimal\", "
-                "or scale the feature values",
-                epoch, mean_loss, c.learning_rate);
+                "training diverged in epoch %d (mean loss %g, weights not finite): %s, or scale "
+                "the feature values",
+                epoch, mean_loss,
+                c.schedule == ScheduleKind::kOptimal
+                    ? "\"optimal\" starts at rate (l2 + l1)^-0.25: raise l2 or use another schedule"
+                    : ("lower optimizer.learning_rate (now " + format_number(c.learning_rate) +
+                       ") or use schedule \"invscaling\"").c_str());
   throw Error(buf);
 }
 
@@ -84,7 +226,12 @@ Metrics evaluate(const Model& model, const Dataset& data) {
 
 template <class Layer>
 TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, const Dataset* valid,
-                           const OptimizerConfig& c, Progress& progress) {
+                           const OptimizerConfig& config, Progress& progress) {
+  // A batch larger than the data is the whole data (full-batch descent), and
+  // the scratch must not be sized by a huge configured batch.
+  OptimizerConfig c = config;
+  c.batch_size = static_cast<int>(std::clamp<std::int64_t>(
+      c.batch_size, 1, std::max<std::int64_t>(train.x.rows(), 1)));
   TrainingSummary summary;
   const auto t_start = Clock::now();
   std::vector<Index> order(static_cast<std::size_t>(train.x.rows()));
@@ -95,6 +242,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   const Schedule schedule(c, steps_per_epoch * c.epochs);
   BatchScratch scratch(c.batch_size, layer.outputs());
   std::int64_t step = 0;
+  // threads: 0 = all cores. One thread per ~1000 rows at most: small data
+  // gains nothing from more and Hogwild's slices would get tiny.
+  const int threads = static_cast<int>(std::clamp<std::int64_t>(
+      c.threads > 0 ? c.threads : omp_get_max_threads(), 1,
+      std::max<std::int64_t>(1, static_cast<std::int64_t>(order.size()) / 1000)));
+  if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+    if (threads > 1 && !c.deterministic) layer.set_threads(threads);
+  } else {
+    Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
+  }
 
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
@@ -104,7 +261,17 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     if (c.shuffle) shuffle_rows(order, rng);
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
     const auto t_epoch = Clock::now();
-    const double loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, progress);
+    double loss_sum = 0;
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+      if (threads > 1 && c.deterministic)
+        loss_sum = run_epoch_deterministic(layer, train, order, c, schedule, step, threads, progress);
+      else if (threads > 1)
+        loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, progress);
+      else
+        loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, progress);
+    } else {
+      loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, progress);
+    }
     layer.flush();
     EpochRecord rec;
     rec.epoch = epoch;

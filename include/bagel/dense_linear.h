@@ -22,9 +22,11 @@ namespace bagel {
 
 using RowMajorMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// Rows of `x` as a dense (rows.size(), x.cols()) matrix into `out` (resized
-// as needed). Repeated indices add up, as in scipy's toarray().
-void densify_rows(const CsrMatrix& x, std::span<const Index> rows, RowMajorMatrix& out);
+// Rows of `x` as a dense (rows.size(), width) matrix into `out`, width >=
+// x.cols() (a model may be wider than the matrix; the extra columns are 0).
+// Repeated indices add up, as in scipy's toarray().
+void densify_rows(const CsrMatrix& x, std::span<const Index> rows, Index width,
+                  RowMajorMatrix& out);
 
 class DenseLinearLayer {
  public:
@@ -32,6 +34,9 @@ class DenseLinearLayer {
   DenseLinearLayer(Model& model, double l2, double l1);
 
   int outputs() const { return static_cast<int>(weight_.rows()); }
+
+  // Nothing to prefetch: every step reads the whole matrix anyway.
+  void prefetch(const CsrMatrix&, std::span<const Index>) const {}
 
   // logits (rows.size() x K); keeps the densified batch for step().
   void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits);

@@ -30,47 +30,159 @@ namespace bagel {
 
 namespace detail {
 
-// z[0..k) += sum_p values[p] * E[indices[p]] (K = 0: k given at run time).
+// Eight floats in one vector register (AVX ymm; two SSE registers without
+// AVX). GCC's vector extension keeps the code portable; loads and stores go
+// through memcpy because weight rows of K floats are not 32-byte aligned.
+typedef float Vec8 __attribute__((vector_size(32)));
+
+inline Vec8 load8(const float* p) {
+  Vec8 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
+
+// z[0..K) += sum_p values[p] * E[indices[p]]: K known at compile time, so the
+// accumulators stay in registers (K/8 vectors plus K%8 scalars) and nothing
+// in the per-non-zero loop depends on a run-time size.
 template <int K>
-inline void bag_sum(const float* __restrict E, int k_dyn, RowView row, float* __restrict z) {
-  const int k = K > 0 ? K : k_dyn;
+inline void bag_sum(const float* __restrict E, RowView row, float* __restrict z) {
   const Index* idx = row.indices.data();
   const float* val = row.values.data();
   const std::size_t n = row.size();
-  for (std::size_t p = 0; p < n; ++p) {
-    const float x = val[p];
-    const float* e = E + static_cast<std::size_t>(idx[p]) * k;
-    for (int i = 0; i < k; ++i) z[i] += x * e[i];
+  if constexpr (K == 1) {
+    // Four independent chains: one FMA chain would wait on its own latency.
+    float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    std::size_t p = 0;
+    for (; p + 4 <= n; p += 4) {
+      a0 += val[p] * E[idx[p]];
+      a1 += val[p + 1] * E[idx[p + 1]];
+      a2 += val[p + 2] * E[idx[p + 2]];
+      a3 += val[p + 3] * E[idx[p + 3]];
+    }
+    for (; p < n; ++p) a0 += val[p] * E[idx[p]];
+    z[0] += (a0 + a1) + (a2 + a3);
+  } else {
+    constexpr int kVecs = K / 8, kRest = K % 8;
+    Vec8 acc[kVecs > 0 ? kVecs : 1] = {};
+    float rest[kRest > 0 ? kRest : 1] = {};
+    for (std::size_t p = 0; p < n; ++p) {
+      const float x = val[p];
+      const float* e = E + static_cast<std::size_t>(idx[p]) * K;
+      for (int v = 0; v < kVecs; ++v) acc[v] += x * load8(e + 8 * v);
+      for (int i = 0; i < kRest; ++i) rest[i] += x * e[8 * kVecs + i];
+    }
+    for (int v = 0; v < kVecs; ++v) store8(z + 8 * v, load8(z + 8 * v) + acc[v]);
+    for (int i = 0; i < kRest; ++i) z[8 * kVecs + i] += rest[i];
   }
 }
 
-// E[indices[p]] += (c * values[p]) * g for each p.
+// E[indices[p]] += (c * values[p]) * g, for each p; K fixed as above.
 template <int K>
-inline void bag_scatter(float* __restrict E, int k_dyn, RowView row, const float* __restrict g,
-                        float c) {
-  const int k = K > 0 ? K : k_dyn;
+inline void bag_scatter(float* __restrict E, RowView row, const float* __restrict g, float c) {
   const Index* idx = row.indices.data();
   const float* val = row.values.data();
   const std::size_t n = row.size();
-  for (std::size_t p = 0; p < n; ++p) {
-    const float a = c * val[p];
-    float* e = E + static_cast<std::size_t>(idx[p]) * k;
-    for (int i = 0; i < k; ++i) e[i] += a * g[i];
+  if constexpr (K == 1) {
+    const float gc = c * g[0];
+    for (std::size_t p = 0; p < n; ++p) E[idx[p]] += val[p] * gc;
+  } else {
+    constexpr int kVecs = K / 8, kRest = K % 8;
+    Vec8 gv[kVecs > 0 ? kVecs : 1];
+    float gr[kRest > 0 ? kRest : 1];
+    for (int v = 0; v < kVecs; ++v) gv[v] = c * load8(g + 8 * v);
+    for (int i = 0; i < kRest; ++i) gr[i] = c * g[8 * kVecs + i];
+    for (std::size_t p = 0; p < n; ++p) {
+      const float x = val[p];
+      float* e = E + static_cast<std::size_t>(idx[p]) * K;
+      for (int v = 0; v < kVecs; ++v) store8(e + 8 * v, load8(e + 8 * v) + x * gv[v]);
+      for (int i = 0; i < kRest; ++i) e[8 * kVecs + i] += x * gr[i];
+    }
   }
 }
+
+// Any K: blocks of 16 outputs with a fixed-width inner loop, then the rest.
+inline void bag_sum_any(const float* __restrict E, int k, RowView row, float* __restrict z) {
+  const Index* idx = row.indices.data();
+  const float* val = row.values.data();
+  for (std::size_t p = 0; p < row.size(); ++p) {
+    const float x = val[p];
+    const float* e = E + static_cast<std::size_t>(idx[p]) * k;
+    int i = 0;
+    for (; i + 16 <= k; i += 16)
+      for (int j = 0; j < 16; ++j) z[i + j] += x * e[i + j];
+    for (; i < k; ++i) z[i] += x * e[i];
+  }
+}
+
+inline void bag_scatter_any(float* __restrict E, int k, RowView row, const float* __restrict g,
+                            float c) {
+  const Index* idx = row.indices.data();
+  const float* val = row.values.data();
+  for (std::size_t p = 0; p < row.size(); ++p) {
+    // x * (c * g) in this order, as the fixed-K kernels and scatter_range do,
+    // so every path rounds alike.
+    const float x = val[p];
+    float* e = E + static_cast<std::size_t>(idx[p]) * k;
+    int i = 0;
+    for (; i + 16 <= k; i += 16)
+      for (int j = 0; j < 16; ++j) e[i + j] += x * (c * g[i + j]);
+    for (; i < k; ++i) e[i] += x * (c * g[i]);
+  }
+}
+
+// The kernels for one output count, picked once per layer so the per-row
+// call is direct through a pointer and the per-non-zero loop has no branch
+// on K. Fixed-K instances cover 1..32 outputs; above that, bag_*_any.
+struct BagKernels {
+  void (*sum)(const float*, int, RowView, float*);
+  void (*scatter)(float*, int, RowView, const float*, float);
+  static BagKernels for_outputs(int k);
+};
+
+inline constexpr int kMaxFixedOutputs = 32;
 
 }  // namespace detail
 
 // Inference: logits[0..k) = sum_p values[p] * E[indices[p]] + bias.
-inline void embedding_bag_forward(const float* weight, const float* bias, int outputs, RowView row,
-                                  float* logits) {
+inline void embedding_bag_forward(const detail::BagKernels& kernels, const float* weight,
+                                  const float* bias, int outputs, RowView row, float* logits) {
   for (int i = 0; i < outputs; ++i) logits[i] = 0.0f;
-  if (outputs == 1) detail::bag_sum<1>(weight, 1, row, logits);
-  else detail::bag_sum<0>(weight, outputs, row, logits);
+  kernels.sum(weight, outputs, row, logits);
   for (int i = 0; i < outputs; ++i) logits[i] += bias[i];
 }
 
+// Same, picking the kernels itself (convenient for single rows and tests).
+inline void embedding_bag_forward(const float* weight, const float* bias, int outputs, RowView row,
+                                  float* logits) {
+  embedding_bag_forward(detail::BagKernels::for_outputs(outputs), weight, bias, outputs, row, logits);
+}
+
+// Asks the cache for the weight rows that `row` will read (a hint; no effect
+// on results). Called one sample ahead, it hides the latency of the random
+// row reads behind the current sample's arithmetic.
+inline void prefetch_rows(const float* weight, int outputs, RowView row) {
+  const std::size_t last = static_cast<std::size_t>(outputs) * sizeof(float) - 1;
+  for (const Index j : row.indices) {
+    const char* p = reinterpret_cast<const char*>(weight + static_cast<std::size_t>(j) * outputs);
+    __builtin_prefetch(p, 1, 3);
+    if (last >= 64) __builtin_prefetch(p + last, 1, 3);
+  }
+}
+
 // Trains weights in place (the model's arrays), with lazy L2 and L1.
+//
+// Threads. Lock-free (Hogwild) training runs one loop per thread over the
+// same weights, each with its own `thread` index. The scale and the L1 total
+// are per thread between merges: a thread's view is w = scale * decay_t * v,
+// where decay_t holds only its own steps since the last merge(); merge()
+// (called at a barrier, every few thousand rows) folds every thread's decay
+// and L1 into the shared state. Between merges the threads disagree on the
+// scale by at most the decay of one merge interval, which the trainer keeps
+// below 0.1%: the same kind of noise Hogwild's unsynchronised reads add.
+// The deterministic mode instead splits each mini-batch: forward_readonly()
+// on disjoint rows, then scatter_range() on disjoint feature ranges, so every
+// weight sees the same float operations in the same order as with one thread.
 class EmbeddingBagLayer {
  public:
   // `weight` is (num_features, outputs) row-major; `bias` has `outputs` values.
@@ -78,23 +190,58 @@ class EmbeddingBagLayer {
                     int outputs, double l2, double l1);
 
   int outputs() const { return outputs_; }
+  Index num_features() const { return num_features_; }
+
+  // Number of concurrent Hogwild threads (merges first).
+  void set_threads(int threads);
+
+  // Prefetches the weight rows of `rows` (the next batch).
+  void prefetch(const CsrMatrix& x, std::span<const Index> rows) const;
 
   // logits (rows.size() x outputs) at the current weights. With L1 it first
   // applies the pending shrinkage of the touched rows (so this writes).
-  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits);
+  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread = 0);
 
   // One SGD step on the mean loss of the batch, given dloss/dz per row
   // (rows.size() x outputs):
   //   W <- (1 - eta l2) W - eta mean_b(x_b g_b^T);  W <- shrink(W, eta l1)
   //   b <- b - eta mean_b(g_b)                       (the bias is not penalised)
-  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta);
+  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
+            int thread = 0);
 
-  // Folds the scale and all pending L1 into the stored weights (O(F K)).
-  // Afterwards the weight span holds the true weights.
+  // Folds every thread's pending decay and L1 into the shared state; folds
+  // the scale into the weights when it gets small. No thread may be inside
+  // forward/step meanwhile.
+  void merge();
+
+  // merge(), then folds the scale and all pending L1 into the stored weights
+  // (O(F K)). Afterwards the weight span holds the true weights.
   void flush();
 
+  // --- deterministic parallel mode (thread 0's state; callers synchronise) ---
+  // Pending L1 of the features in [lo, hi) that `rows` touch.
+  void catch_up_range(const CsrMatrix& x, std::span<const Index> rows, Index lo, Index hi);
+  // Forward without the L1 catch-up (pure read; call catch_up_range first).
+  void forward_readonly(const CsrMatrix& x, std::span<const Index> rows, float* logits) const;
+  // Applies the decay of one step and returns the scatter coefficient
+  // -eta / (B * scale) for scatter_range().
+  float begin_step(double eta, std::size_t batch);
+  // The weight update of features in [lo, hi), rows in batch order.
+  void scatter_range(const CsrMatrix& x, std::span<const Index> rows, const float* grads, float c,
+                     Index lo, Index hi);
+  // Bias update and the L1 total of the step; then catch_up_range() of the
+  // batch (as step() does) and merge() (which folds a small scale).
+  void end_step(std::span<const Index> rows, const float* grads, double eta);
+
  private:
-  void catch_up_l1(RowView row);
+  struct alignas(64) ThreadState {  // own cache line: no false sharing
+    double decay = 1.0;     // product of (1 - eta l2) since the last merge
+    double l1_added = 0.0;  // L1 shrink added since the last merge, stored units
+  };
+  double scale_of(int thread) const { return scale_ * threads_[thread].decay; }
+  double l1_of(int thread) const { return l1_total_ + threads_[thread].l1_added; }
+  void catch_up_l1(RowView row, double total);
+  void fold();
 
   std::span<float> weight_;
   std::span<float> bias_;
@@ -102,8 +249,10 @@ class EmbeddingBagLayer {
   int outputs_;
   double l2_;
   double l1_;
-  double scale_ = 1.0;           // true weight = scale_ * stored
-  double l1_total_ = 0.0;        // U, in stored units
+  detail::BagKernels kernels_;
+  double scale_ = 1.0;              // merged: true weight = scale_ * stored
+  double l1_total_ = 0.0;           // merged U, in stored units
+  std::vector<ThreadState> threads_;
   std::vector<double> l1_applied_;  // q_j per feature row (only with L1)
 };
 
