@@ -103,7 +103,9 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
   // Pending L1 must land before the gradient (forward() normally did it).
   if (l1_ > 0)
     for (const Index r : rows) catch_up_l1(x.row(r), l1_of(thread));
-  t.decay *= 1.0 - eta * l2_;
+  const double a = 1.0 - eta * l2_;
+  t.decay *= a;
+  t.view = threads_.size() == 1 ? t.decay : t.view * std::pow(a, double(threads_.size()));
   const double scale = scale_of(thread);
   const float c = static_cast<float>(-eta / (batch * scale));
   for (std::size_t b = 0; b < rows.size(); ++b)
@@ -144,6 +146,7 @@ void EmbeddingBagLayer::catch_up_range(const CsrMatrix& x, std::span<const Index
 
 float EmbeddingBagLayer::begin_step(double eta, std::size_t batch) {
   threads_[0].decay *= 1.0 - eta * l2_;
+  threads_[0].view = threads_[0].decay;
   return static_cast<float>(-eta / (static_cast<double>(batch) * scale_of(0)));
 }
 

@@ -174,12 +174,14 @@ inline void prefetch_rows(const float* weight, int outputs, RowView row) {
 //
 // Threads. Lock-free (Hogwild) training runs one loop per thread over the
 // same weights, each with its own `thread` index. The scale and the L1 total
-// are per thread between merges: a thread's view is w = scale * decay_t * v,
-// where decay_t holds only its own steps since the last merge(); merge()
-// (called at a barrier, every few thousand rows) folds every thread's decay
-// and L1 into the shared state. Between merges the threads disagree on the
-// scale by at most the decay of one merge interval, which the trainer keeps
-// below 0.1%: the same kind of noise Hogwild's unsynchronised reads add.
+// are per thread between merges. A thread's own steps multiply `decay`; as
+// T threads step at about the same rate, its view of the shared scale
+// advances T steps per own step (`view` *= (1 - eta l2)^T), so an update is
+// decayed as if the threads had taken turns. merge() (at a barrier, every
+// few thousand rows) folds the true product of every thread's decays and L1
+// into the shared state. Views differ from the truth by at most the decay of
+// one merge interval, which the trainer keeps small: the same kind of noise
+// Hogwild's unsynchronised reads add.
 // The deterministic mode instead splits each mini-batch: forward_readonly()
 // on disjoint rows, then scatter_range() on disjoint feature ranges, so every
 // weight sees the same float operations in the same order as with one thread.
@@ -235,11 +237,14 @@ class EmbeddingBagLayer {
 
  private:
   struct alignas(64) ThreadState {  // own cache line: no false sharing
-    double decay = 1.0;     // product of (1 - eta l2) since the last merge
+    double decay = 1.0;     // product of this thread's (1 - eta l2) since the last merge
+    double view = 1.0;      // the same with every thread's steps counted (see above)
     double l1_added = 0.0;  // L1 shrink added since the last merge, stored units
   };
-  double scale_of(int thread) const { return scale_ * threads_[thread].decay; }
-  double l1_of(int thread) const { return l1_total_ + threads_[thread].l1_added; }
+  double scale_of(int thread) const { return scale_ * threads_[thread].view; }
+  double l1_of(int thread) const {
+    return l1_total_ + static_cast<double>(threads_.size()) * threads_[thread].l1_added;
+  }
   void catch_up_l1(RowView row, double total);
   void fold();
 
