@@ -28,7 +28,7 @@ sigmoid and the softmax move by at most half the largest logit change,
 (the 1e-12 covers float64 exp/division; bagel prints shortest round-trip
 doubles, so parsing its output loses nothing).
 
-It also checks the worked example of docs/MISSION.md (torch.manual_seed(0);
+It also checks the worked example of the MISSION document (shared/docs/MISSION.md) (torch.manual_seed(0);
 nn.Embedding(4, 5), ids [2, 3, 1], the sparse matrix [[1,0,1,0],[0,0,1,1],
 [1,1,1,0]]) in PyTorch and, through a hand-written 5-class model directory,
 in bagel.
@@ -226,7 +226,7 @@ def check(ok, what):
 
 
 def check_worked_example(bagel):
-    print("worked example (docs/MISSION.md):")
+    print("worked example (the MISSION document (shared/docs/MISSION.md)):")
     ok = True
     torch.manual_seed(0)
     emb = torch.nn.Embedding(4, 5)

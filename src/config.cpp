@@ -50,7 +50,12 @@ DataSpec parse_data(JsonReader r, const fs::path& base_dir) {
   DataSpec spec;
   spec.features = resolve(r.require_string("features"), base_dir);
   spec.labels = resolve(r.get_string("labels", ""), base_dir);
-  spec.zero_based = parse_zero_based(r.get_string("zero_based", "auto"), r.field("zero_based"));
+  // zero_based: "auto" | "true" | "false", and JSON true/false for the latter two.
+  const nlohmann::json* zb = r.has("zero_based") ? &r.raw("zero_based") : nullptr;
+  if (zb != nullptr && zb->is_boolean())
+    spec.zero_based = zb->get<bool>() ? ZeroBased::kTrue : ZeroBased::kFalse;
+  else
+    spec.zero_based = parse_zero_based(r.get_string("zero_based", "auto"), r.field("zero_based"));
   r.finish();
   const bool is_npz = fs::path(spec.features).extension() == ".npz";
   if (is_npz && spec.labels.empty())
@@ -95,8 +100,8 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
   r.finish();
   require(o.schedule != ScheduleKind::kOptimal || o.l2 + o.l1 > 0, r.field("schedule"),
-          "\"optimal\" sets eta = 1 / (alpha * (t + t0)) with alpha = l2 + l1, so it needs l2 or "
-          "l1 > 0");
+          "\"optimal\" sets eta = 1 / (alpha * (t0 + t - 1)) with alpha = l2 + l1, so it needs "
+          "l2 or l1 > 0");
   // With eager decay w *= (1 - eta * l2) a factor <= 0 flips or zeroes every
   // weight. Rates only fall over time, so the first one is the one to check;
   // "optimal" starts at (l2 + l1)^(-1/4) (see schedule.h).

@@ -49,6 +49,11 @@ std::string JsonReader::field(const std::string& key) const {
 
 bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
 
+const nlohmann::json& JsonReader::raw(const std::string& key) {
+  known_.insert(key);
+  return object_.at(key);
+}
+
 const nlohmann::json* JsonReader::find(const std::string& key) {
   known_.insert(key);
   const auto it = object_.find(key);

@@ -18,6 +18,8 @@ class JsonReader {
   JsonReader(const nlohmann::json& object, std::string path);
 
   bool has(const std::string& key) const;
+  // The value as it is (marks the key as known); the key must exist.
+  const nlohmann::json& raw(const std::string& key);
   std::string get_string(const std::string& key, const std::string& fallback);
   std::string require_string(const std::string& key);
   double get_number(const std::string& key, double fallback);

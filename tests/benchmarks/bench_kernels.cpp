@@ -3,7 +3,7 @@
 // outputs, with the weights resident in L2 and at a 2^20 vocabulary.
 //
 //   cmake -B build -DBAGEL_BUILD_BENCHMARKS=ON && cmake --build build -t bench_kernels
-//   build/tests/benchmarks/bench_kernels --benchmark_counters_tabular=true
+//   build/bench_kernels --benchmark_counters_tabular=true
 //
 // "ns/nnz" is the time per non-zero (items = non-zeros processed).
 #include <benchmark/benchmark.h>

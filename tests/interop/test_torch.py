@@ -5,7 +5,7 @@ data whose rows hold unsorted and repeated indices, negative values and empty
 bags, then runs torch_check.py, which compares torch.nn.EmbeddingBag(sum),
 torch.nn.Linear on the densified rows, `bagel predict --proba` and
 `bagel predict --proba --layer dense` row by row (tolerances are stated in
-torch_check.py) and checks the worked example of docs/MISSION.md. Negative
+torch_check.py) and checks the worked example of the MISSION document (shared/docs/MISSION.md). Negative
 controls show the check fails when bagel computes with a corrupted weight and
 when a weight is not finite.
 
