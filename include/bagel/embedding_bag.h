@@ -42,11 +42,17 @@ inline Vec8 load8(const float* p) {
 }
 inline void store8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
+// The per-non-zero loops below must not be auto-vectorised: GCC turns them
+// into AVX-512 gathers plus shuffles and horizontal sums, measured slower
+// than the scalar index walk. The K-wide arithmetic is vectorised
+// explicitly with Vec8, which this attribute does not affect.
+#define BAGEL_NO_AUTOVEC __attribute__((optimize("no-tree-vectorize")))
+
 // z[0..K) += sum_p values[p] * E[indices[p]]: K known at compile time, so the
 // accumulators stay in registers (K/8 vectors plus K%8 scalars) and nothing
 // in the per-non-zero loop depends on a run-time size.
 template <int K>
-inline void bag_sum(const float* __restrict E, RowView row, float* __restrict z) {
+BAGEL_NO_AUTOVEC inline void bag_sum(const float* __restrict E, RowView row, float* __restrict z) {
   const Index* idx = row.indices.data();
   const float* val = row.values.data();
   const std::size_t n = row.size();
@@ -79,7 +85,7 @@ inline void bag_sum(const float* __restrict E, RowView row, float* __restrict z)
 
 // E[indices[p]] += (c * values[p]) * g, for each p; K fixed as above.
 template <int K>
-inline void bag_scatter(float* __restrict E, RowView row, const float* __restrict g, float c) {
+BAGEL_NO_AUTOVEC inline void bag_scatter(float* __restrict E, RowView row, const float* __restrict g, float c) {
   const Index* idx = row.indices.data();
   const float* val = row.values.data();
   const std::size_t n = row.size();
@@ -101,17 +107,34 @@ inline void bag_scatter(float* __restrict E, RowView row, const float* __restric
   }
 }
 
-// Any K: blocks of 16 outputs with a fixed-width inner loop, then the rest.
-inline void bag_sum_any(const float* __restrict E, int k, RowView row, float* __restrict z) {
+// Any K (above the fixed-K instances): the outputs in blocks of 32, each
+// block summed over the row with its accumulators in registers. The row's
+// indices are walked K/32 times, but the weights are read once.
+BAGEL_NO_AUTOVEC inline void bag_sum_any(const float* __restrict E, int k, RowView row,
+                                         float* __restrict z) {
   const Index* idx = row.indices.data();
   const float* val = row.values.data();
-  for (std::size_t p = 0; p < row.size(); ++p) {
+  const std::size_t n = row.size();
+  int i0 = 0;
+  for (; i0 + 32 <= k; i0 += 32) {
+    Vec8 a0 = {}, a1 = {}, a2 = {}, a3 = {};
+    for (std::size_t p = 0; p < n; ++p) {
+      const float x = val[p];
+      const float* e = E + static_cast<std::size_t>(idx[p]) * k + i0;
+      a0 += x * load8(e);
+      a1 += x * load8(e + 8);
+      a2 += x * load8(e + 16);
+      a3 += x * load8(e + 24);
+    }
+    store8(z + i0, load8(z + i0) + a0);
+    store8(z + i0 + 8, load8(z + i0 + 8) + a1);
+    store8(z + i0 + 16, load8(z + i0 + 16) + a2);
+    store8(z + i0 + 24, load8(z + i0 + 24) + a3);
+  }
+  for (std::size_t p = 0; i0 < k && p < n; ++p) {
     const float x = val[p];
     const float* e = E + static_cast<std::size_t>(idx[p]) * k;
-    int i = 0;
-    for (; i + 16 <= k; i += 16)
-      for (int j = 0; j < 16; ++j) z[i + j] += x * e[i + j];
-    for (; i < k; ++i) z[i] += x * e[i];
+    for (int i = i0; i < k; ++i) z[i] += x * e[i];
   }
 }
 
