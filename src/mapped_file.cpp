@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "bagel/error.h"
@@ -36,6 +37,13 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
     data_ = static_cast<const std::byte*>(p);
   }
   ::close(fd);  // the mapping stays valid after close
+}
+
+void MappedFile::release(std::span<const std::byte> range) const {
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) / page * page;
+  const auto end = (reinterpret_cast<std::uintptr_t>(range.data() + range.size())) / page * page;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 MappedFile::~MappedFile() {

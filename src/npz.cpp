@@ -356,15 +356,21 @@ CsrArrays load_arrays(zip_t* za, const std::string& path) {
 // Borrows what already is in the working dtype from the mapping; converts
 // the rest once.
 CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& path) {
-  const auto& [indptr, indices, data] = arrays.members;
+  auto& [indptr, indices, data] = arrays.members;
   const auto indptr_view = borrow<Index>(indptr, DType::kInt32);
   const auto indices_view = borrow<Index>(indices, DType::kInt32);
   const auto data_view = borrow<float>(data, DType::kFloat32);
+  // Once a member is converted its source bytes are dropped, so that peak
+  // memory is the owned arrays plus one member, not twice the matrix.
+  const auto done_with = [&](Member& m) {
+    if (m.stored && arrays.mapping) arrays.mapping->release(m.npy);
+    std::vector<std::byte>().swap(m.inflated);
+  };
   std::vector<Index> indptr_own, indices_own;
   std::vector<float> data_own;
-  if (!indptr_view) indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr");
-  if (!indices_view) indices_own = npy_to_int32(indices.header, indices.payload(), path, "indices");
-  if (!data_view) data_own = npy_to_float32(data.header, data.payload(), path, "data");
+  if (!indptr_view) indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr"), done_with(indptr);
+  if (!indices_view) indices_own = npy_to_int32(indices.header, indices.payload(), path, "indices"), done_with(indices);
+  if (!data_view) data_own = npy_to_float32(data.header, data.payload(), path, "data"), done_with(data);
   if (!indptr_view && !indices_view && !data_view)
     return CsrMatrix(rows, cols, std::move(indptr_own), std::move(indices_own),
                      std::move(data_own));

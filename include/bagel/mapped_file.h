@@ -16,6 +16,12 @@ class MappedFile {
   MappedFile& operator=(const MappedFile&) = delete;
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+
+  // Drops the whole pages inside `range` from this process's memory (they
+  // stay in the page cache and are read again if touched). Used once a
+  // region has been converted into owned arrays, so that the copy and the
+  // mapping are not both resident.
+  void release(std::span<const std::byte> range) const;
   const std::string& path() const { return path_; }
 
  private:
