@@ -27,6 +27,17 @@ detail::BagKernels pick(int k, std::integer_sequence<int, K...>) {
   return out;
 }
 
+// Soft-threshold of one weight row by `amount` (stored units), clipped at 0.
+// A Hogwild thread's view may have run ahead of the merged total, leaving a
+// negative amount for a row: that row has nothing pending.
+void shrink_row(float* e, int k, double amount) {
+  if (amount <= 0) return;
+  for (int i = 0; i < k; ++i) {
+    const double v = e[i];
+    e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - amount) : std::min(0.0, v + amount));
+  }
+}
+
 }  // namespace
 
 detail::BagKernels detail::BagKernels::for_outputs(int k) {
@@ -56,11 +67,7 @@ void EmbeddingBagLayer::catch_up_l1(RowView row, double total) {
     const double pending = total - l1_applied_[j];
     if (pending <= 0) continue;
     l1_applied_[j] = total;
-    float* e = weight_.data() + static_cast<std::size_t>(j) * outputs_;
-    for (int i = 0; i < outputs_; ++i) {
-      const double v = e[i];
-      e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - pending) : std::min(0.0, v + pending));
-    }
+    shrink_row(weight_.data() + static_cast<std::size_t>(j) * outputs_, outputs_, pending);
   }
 }
 
@@ -135,11 +142,7 @@ void EmbeddingBagLayer::catch_up_range(const CsrMatrix& x, std::span<const Index
       const double pending = total - l1_applied_[j];
       if (pending <= 0) continue;
       l1_applied_[j] = total;
-      float* e = weight_.data() + static_cast<std::size_t>(j) * outputs_;
-      for (int i = 0; i < outputs_; ++i) {
-        const double v = e[i];
-        e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - pending) : std::min(0.0, v + pending));
-      }
+      shrink_row(weight_.data() + static_cast<std::size_t>(j) * outputs_, outputs_, pending);
     }
   }
 }
@@ -198,12 +201,7 @@ void EmbeddingBagLayer::fold() {
   const int k = outputs_;
   if (l1_ > 0) {
     for (std::size_t j = 0; j < rows; ++j) {
-      const double pending = l1_total_ - l1_applied_[j];
-      float* e = weight_.data() + j * k;
-      for (int i = 0; i < k; ++i) {
-        const double v = e[i];
-        e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - pending) : std::min(0.0, v + pending));
-      }
+      shrink_row(weight_.data() + j * k, k, l1_total_ - l1_applied_[j]);
       l1_applied_[j] = 0.0;
     }
     l1_total_ = 0.0;
