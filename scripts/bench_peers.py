@@ -1153,9 +1153,10 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
                          f"{t1:.3g}: {verdict}.")
     for ds, c in rows:
         if c.skipped:
-            notes.append(f"{ds.name}, {c.tool} (threads {c.threads}, batch {c.batch}): "
-                         f"{c.skipped}.")
-    cut = [f"{ds.name} {c.tool} t{c.threads} b{c.batch}: {c.budget_note}"
+            notes.append(f"{ds.name}, {c.tool} (threads {c.threads}"
+                         f"{f', batch {c.batch}' if c.batch else ''}): {c.skipped}.")
+    cut = [f"{ds.name} {c.tool} t{c.threads}{f' b{c.batch}' if c.batch else ''}: "
+           f"{c.budget_note}"
            for ds, c in rows if c.budget_note]
     if cut:
         notes.append("Fewer runs than asked, for the time budget: " + "; ".join(cut) + ".")
