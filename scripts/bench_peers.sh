@@ -9,7 +9,7 @@
 #
 # --quick: a smoke test of a few minutes at most (fortunes + a 6000-row
 # generated set). The default run (600k generated rows, 2^20 features, binary
-# and 20 classes) takes about 25 minutes on 2 cores. `scripts/bench_peers.py
+# and 20 classes) takes about 30 minutes on 2 cores. `scripts/bench_peers.py
 # run --help` lists every option.
 #
 # Installs what is missing (as root; otherwise prints the apt-get command and
