@@ -6,6 +6,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 #include "bagel/loss.h"
 #include "bagel/npy.h"
 
@@ -19,7 +20,7 @@ Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index
   m.classes = std::move(classes);
   m.numeric_classes = numeric_classes;
   m.num_features = num_features;
-  m.weight.assign(static_cast<std::size_t>(num_features) * m.num_outputs, 0.0f);
+  m.weight = huge_vector<float>(static_cast<std::size_t>(num_features) * m.num_outputs);
   m.bias.assign(m.num_outputs, 0.0f);
   return m;
 }

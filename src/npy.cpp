@@ -15,6 +15,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 
 // numpy's '|' and '=' mean "native", which bagel reads as little-endian.
 static_assert(std::endian::native == std::endian::little, "bagel assumes a little-endian host");
@@ -348,7 +349,7 @@ template <class Dst, class Src>
 std::vector<Dst> convert(const NpyHeader& h, std::span<const std::byte> payload,
                          const Where& where) {
   const std::int64_t n = h.count();
-  std::vector<Dst> out(static_cast<std::size_t>(n));
+  std::vector<Dst> out = huge_vector<Dst>(static_cast<std::size_t>(n));
   const std::byte* src = payload.data();
   Dst* dst = out.data();
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;

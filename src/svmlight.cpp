@@ -17,6 +17,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 #include "bagel/mapped_file.h"
 
 namespace bagel {
@@ -413,8 +414,8 @@ SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
     if (shift != 0)
       for (Index& j : indices) j -= shift;
   } else {
-    indices.resize(static_cast<std::size_t>(nnz));
-    data.resize(static_cast<std::size_t>(nnz));
+    indices = huge_vector<Index>(static_cast<std::size_t>(nnz));
+    data = huge_vector<float>(static_cast<std::size_t>(nnz));
   }
 
   const auto count = static_cast<std::int64_t>(chunks.size());
