@@ -11,6 +11,9 @@ namespace {
 // Below this the stored weights grow as 1/s and lose float range; fold it in.
 constexpr double kMinScale = 1e-6;
 
+// Weight rows of at least 64 bytes are worth prefetching (see prefetch()).
+constexpr int kPrefetchMinOutputs = 16;
+
 template <int K>
 void sum_fixed(const float* E, int, RowView row, float* z) {
   detail::bag_sum<K>(E, row, z);
@@ -72,6 +75,11 @@ void EmbeddingBagLayer::catch_up_l1(RowView row, double total) {
 }
 
 void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows) const {
+  // Rows narrower than a cache line are skipped: then the prefetch loop costs
+  // as much as the bag sum it would speed up. Measured on 500k shuffled rows,
+  // 2^20 features: without it 1 output ran 16% faster (31% at 2^14 features)
+  // and 9 outputs 15% faster, while 20 outputs ran 7% slower.
+  if (outputs_ < kPrefetchMinOutputs) return;
   for (const Index r : rows) prefetch_rows(weight_.data(), outputs_, x.row(r));
 }
 

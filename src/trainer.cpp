@@ -13,6 +13,7 @@
 #include "bagel/error.h"
 #include "bagel/loss.h"
 #include "bagel/predict.h"
+#include "bagel/row_window.h"
 #include "bagel/schedule.h"
 #include "bagel/table_writer.h"
 
@@ -36,21 +37,44 @@ struct BatchScratch {
 };
 
 // Shuffled rows are random accesses into the CSR arrays and the labels, each
-// a cache and TLB miss. They are requested in stages so that each stage's
-// addresses are already cached when it runs: 8 rows ahead the row pointers
-// and labels, 4 rows ahead the rows' index and value arrays (the layer asks
-// for the weight rows 1 batch ahead).
-inline void prefetch_ahead(const Dataset& data, std::span<const Index> order, std::size_t next,
-                           int batch_size) {
-  const std::size_t n = order.size();
+// a cache and TLB miss. Small batches run over RowWindows (rows copied in
+// order first); larger batches read the rows in place, requested in stages
+// so that each stage's addresses are already cached when it runs: 8 batches
+// ahead the row pointers and labels, 4 batches ahead the rows' index and
+// value arrays (the layer asks for the weight rows 1 batch ahead).
+inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
+                           std::span<const Index> rows, std::size_t next, int batch_size) {
+  const std::size_t n = rows.size();
   const std::size_t far = next + 7 * static_cast<std::size_t>(batch_size);
   for (std::size_t i = far; i < std::min(n, far + batch_size); ++i) {
-    __builtin_prefetch(data.x.indptr().data() + order[i], 0, 3);
-    __builtin_prefetch(data.y.data() + order[i], 0, 3);
+    __builtin_prefetch(x.indptr().data() + rows[i], 0, 3);
+    __builtin_prefetch(y.data() + rows[i], 0, 3);
   }
   const std::size_t mid = next + 3 * static_cast<std::size_t>(batch_size);
   for (std::size_t i = mid; i < std::min(n, mid + batch_size); ++i)
-    prefetch_row_data(data.x.row(order[i]));
+    prefetch_row_data(x.row(rows[i]));
+}
+
+// Rows per RowWindow: whole batches, about 256 rows (~150 KB at 75 non-zeros
+// a row, so the window stays in L2). Batches above that read rows in place.
+constexpr std::size_t kWindowRows = 256;
+
+// Calls body(x, y, rows, offset) over `order` in windows (rows[i] indexes x
+// and y; offset is the position of rows[0] in `order`), or once over the
+// data itself when batches are larger than a window.
+template <class Body>
+void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
+                     RowWindow& window, Body&& body) {
+  const auto batch = static_cast<std::size_t>(batch_size);
+  if (batch > kWindowRows) {
+    body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
+    return;
+  }
+  const std::size_t rows = batch * (kWindowRows / batch);
+  for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
+    window.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
+    body(window.matrix(), window.labels(), window.local_rows(), w0, false);
+  }
 }
 
 // One pass over `order`; returns the summed loss. Template over the layer so
@@ -58,25 +82,29 @@ inline void prefetch_ahead(const Dataset& data, std::span<const Index> order, st
 template <class Layer>
 double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
                  const Schedule& schedule, std::int64_t& step, BatchScratch& scratch,
-                 Progress& progress) {
+                 RowWindow& window, Progress& progress) {
   const int k = layer.outputs();
   double loss_sum = 0;
-  const std::size_t n = order.size();
-  for (std::size_t begin = 0; begin < n; begin += batch_size) {
-    const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
-    const std::span<const Index> rows = order.subspan(begin, count);
-    const std::size_t next = begin + count;
-    prefetch_ahead(data, order, next, batch_size);
-    if (next < n)
-      layer.prefetch(data.x, order.subspan(next, std::min<std::size_t>(batch_size, n - next)));
-    layer.forward(data.x, rows, scratch.logits.data());
-    for (std::size_t b = 0; b < count; ++b)
-      loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
-                                     scratch.grads.data() + b * k, k);
-    layer.step(data.x, rows, scratch.grads.data(), schedule.eta(++step));
-    if ((begin / batch_size) % 256 == 0)
-      progress.update(static_cast<std::int64_t>(begin + count), loss_sum / double(begin + count));
-  }
+  for_each_window(data, order, batch_size, window,
+                  [&](const CsrMatrix& x, std::span<const std::int32_t> y,
+                      std::span<const Index> all, std::size_t offset, bool in_place) {
+    const std::size_t n = all.size();
+    for (std::size_t begin = 0; begin < n; begin += batch_size) {
+      const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
+      const std::span<const Index> rows = all.subspan(begin, count);
+      const std::size_t next = begin + count;
+      if (in_place) prefetch_ahead(x, y, all, next, batch_size);
+      if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
+      layer.forward(x, rows, scratch.logits.data());
+      for (std::size_t b = 0; b < count; ++b)
+        loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
+                                       scratch.grads.data() + b * k, k);
+      layer.step(x, rows, scratch.grads.data(), schedule.eta(++step));
+      const std::size_t done = offset + begin + count;
+      if (((offset + begin) / batch_size) % 256 == 0)
+        progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
+    }
+  });
   return loss_sum;
 }
 
@@ -110,26 +138,32 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
     const int tid = omp_get_thread_num();
     const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
     BatchScratch scratch(c.batch_size, k);
+    RowWindow window;
     std::int64_t local_steps = 0;
     double loss_total = 0;
     for (std::size_t round = 0; round < rounds; ++round) {
       const std::size_t r0 = std::min(hi, lo + round * interval), r1 = std::min(hi, r0 + interval);
-      for (std::size_t begin = r0; begin < r1; begin += c.batch_size) {
-        const std::size_t count = std::min<std::size_t>(c.batch_size, r1 - begin);
-        const std::span<const Index> rows = order.subspan(begin, count);
-        const std::size_t next = begin + count;
-        prefetch_ahead(data, order.first(r1), next, c.batch_size);
-        if (next < r1)
-          layer.prefetch(data.x, order.subspan(next, std::min<std::size_t>(c.batch_size, r1 - next)));
-        layer.forward(data.x, rows, scratch.logits.data(), tid);
-        for (std::size_t b = 0; b < count; ++b)
-          loss_total += head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
-                                           scratch.grads.data() + b * k, k);
-        // Global update count as if the threads took turns.
-        const std::int64_t t = step_base + local_steps * threads + tid + 1;
-        layer.step(data.x, rows, scratch.grads.data(), schedule.eta(t), tid);
-        ++local_steps;
-      }
+      for_each_window(data, order.subspan(r0, r1 - r0), c.batch_size, window,
+                      [&](const CsrMatrix& x, std::span<const std::int32_t> y,
+                          std::span<const Index> all, std::size_t, bool in_place) {
+        const std::size_t n_rows = all.size();
+        for (std::size_t begin = 0; begin < n_rows; begin += c.batch_size) {
+          const std::size_t count = std::min<std::size_t>(c.batch_size, n_rows - begin);
+          const std::span<const Index> rows = all.subspan(begin, count);
+          const std::size_t next = begin + count;
+          if (in_place) prefetch_ahead(x, y, all, next, c.batch_size);
+          if (next < n_rows)
+            layer.prefetch(x, all.subspan(next, std::min<std::size_t>(c.batch_size, n_rows - next)));
+          layer.forward(x, rows, scratch.logits.data(), tid);
+          for (std::size_t b = 0; b < count; ++b)
+            loss_total += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
+                                             scratch.grads.data() + b * k, k);
+          // Global update count as if the threads took turns.
+          const std::int64_t t = step_base + local_steps * threads + tid + 1;
+          layer.step(x, rows, scratch.grads.data(), schedule.eta(t), tid);
+          ++local_steps;
+        }
+      });
       partial_loss[tid] = loss_total;
 #pragma omp barrier
 #pragma omp single
@@ -263,6 +297,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       (static_cast<std::int64_t>(order.size()) + c.batch_size - 1) / c.batch_size;
   const Schedule schedule(c, steps_per_epoch * c.epochs);
   BatchScratch scratch(c.batch_size, layer.outputs());
+  RowWindow window;
   std::int64_t step = 0;
   // threads: 0 = all cores. One thread per ~1000 rows at most: small data
   // gains nothing from more and Hogwild's slices would get tiny.
@@ -290,9 +325,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       else if (threads > 1)
         loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, progress);
       else
-        loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, progress);
+        loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, window, progress);
     } else {
-      loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, progress);
+      loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, window, progress);
     }
     layer.flush();
     EpochRecord rec;

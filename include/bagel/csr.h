@@ -57,6 +57,13 @@ class CsrMatrix {
             std::vector<Index> owned_indptr, std::vector<Index> owned_indices,
             std::vector<float> owned_data, std::unique_ptr<MappedFile> mapping);
 
+  // Non-owning view of arrays the caller keeps alive (and unchanged) for the
+  // view's lifetime. Not validated.
+  static CsrMatrix view(Index rows, Index cols, std::span<const Index> indptr,
+                        std::span<const Index> indices, std::span<const float> data) {
+    return CsrMatrix(rows, cols, indptr, indices, data, {}, {}, {}, nullptr);
+  }
+
   CsrMatrix(CsrMatrix&&) noexcept = default;
   CsrMatrix& operator=(CsrMatrix&&) noexcept = default;
   CsrMatrix(const CsrMatrix&) = delete;  // views would point at the source

@@ -220,7 +220,8 @@ class EmbeddingBagLayer {
   // Number of concurrent Hogwild threads (merges first).
   void set_threads(int threads);
 
-  // Prefetches the weight rows of `rows` (the next batch).
+  // Prefetches the weight rows of `rows` (the next batch), when a row fills
+  // a cache line (16 or more outputs).
   void prefetch(const CsrMatrix& x, std::span<const Index> rows) const;
 
   // logits (rows.size() x outputs) at the current weights. With L1 it first
