@@ -37,8 +37,8 @@ struct BatchScratch {
 };
 
 // Shuffled rows are random accesses into the CSR arrays and the labels, each
-// a cache and TLB miss. Small batches run over RowWindows (rows copied in
-// order first); larger batches read the rows in place, requested in stages
+// a cache and TLB miss. Training runs over RowWindows (rows copied in order
+// first); batches too big to copy read the rows in place, requested in stages
 // so that each stage's addresses are already cached when it runs: 8 batches
 // ahead the row pointers and labels, 4 batches ahead the rows' index and
 // value arrays (the layer asks for the weight rows 1 batch ahead).
@@ -55,22 +55,31 @@ inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
     prefetch_row_data(x.row(rows[i]));
 }
 
-// Rows per RowWindow: whole batches, about 256 rows (~150 KB at 75 non-zeros
-// a row, so the window stays in L2). Batches above that read rows in place.
+// Rows per RowWindow: whole batches, at least 256 rows (~150 KB at 75
+// non-zeros a row, so that a window of small batches stays in L2). A batch
+// whose copy would exceed 16 MiB (full-batch descent on a big matrix, say)
+// reads its rows in place instead.
 constexpr std::size_t kWindowRows = 256;
+constexpr double kMaxWindowBytes = 16.0 * (1 << 20);
 
-// Calls body(x, y, rows, offset) over `order` in windows (rows[i] indexes x
-// and y; offset is the position of rows[0] in `order`), or once over the
-// data itself when batches are larger than a window.
+bool use_windows(const CsrMatrix& x, std::size_t batch) {
+  const double row_bytes =
+      x.rows() > 0 ? double(x.nonZeros()) / double(x.rows()) * (sizeof(Index) + sizeof(float)) : 0;
+  return double(batch) * (row_bytes + sizeof(Index)) <= kMaxWindowBytes;
+}
+
+// Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
+// indexes x and y; offset is the position of rows[0] in `order`), or once
+// over the data itself (in_place) when a batch is too big to copy.
 template <class Body>
 void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
                      RowWindow& window, Body&& body) {
   const auto batch = static_cast<std::size_t>(batch_size);
-  if (batch > kWindowRows) {
+  if (!use_windows(data.x, batch)) {
     body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
     return;
   }
-  const std::size_t rows = batch * (kWindowRows / batch);
+  const std::size_t rows = batch * std::max<std::size_t>(1, kWindowRows / batch);
   for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
     window.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
     body(window.matrix(), window.labels(), window.local_rows(), w0, false);

@@ -121,40 +121,60 @@ Model direct_sgd(const Dataset& d, int classes, const OptimizerConfig& c) {
   return m;
 }
 
+void expect_windows_change_nothing(const CsrMatrix& x, int classes, int batch) {
+  std::vector<std::int32_t> y(static_cast<std::size_t>(x.rows()));
+  for (std::size_t r = 0; r < y.size(); ++r) y[r] = static_cast<std::int32_t>((r * 7) % classes);
+  const Dataset d{"train", x.clone(), y};
+  OptimizerConfig c;
+  c.epochs = 2;
+  c.learning_rate = 0.05;
+  c.batch_size = batch;
+  c.l2 = 1e-3;
+  c.l1 = 1e-4;
+  c.seed = 11;
+  c.threads = 1;
+  std::vector<std::string> names;
+  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+  Model trained = Model::zeros(names, true, x.cols());
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  train_model(trained, d, nullptr, c, LayerKind::kSparse, quiet);
+  const Model direct = direct_sgd(d, classes, c);
+  ASSERT_EQ(trained.weight.size(), direct.weight.size());
+  EXPECT_EQ(0, std::memcmp(trained.weight.data(), direct.weight.data(),
+                           trained.weight.size() * sizeof(float)))
+      << classes << " classes, batch " << batch;
+  EXPECT_EQ(trained.bias, direct.bias) << classes << " classes, batch " << batch;
+  // Not trivially equal: training moved the weights.
+  float norm = 0;
+  for (float v : trained.weight) norm += std::abs(v);
+  EXPECT_GT(norm, 0.1f);
+}
+
 TEST(RowWindow, TrainingOverWindowsIsBitIdenticalToStepsOnTheOriginalRows) {
-  // 700 rows cross several 256-row windows (and, for batch 3, 255-row ones);
-  // batch 300 reads the rows in place.
+  // 700 rows cross several 256-row windows (255-row ones for batch 3, one
+  // 300-row window a batch for batch 300).
   const CsrMatrix x = random_csr(700, 64, 3);
-  for (int classes : {2, 4}) {
-    std::vector<std::int32_t> y(700);
-    for (std::size_t r = 0; r < y.size(); ++r) y[r] = static_cast<std::int32_t>((r * 7) % classes);
-    const Dataset d{"train", x.clone(), y};
-    for (int batch : {1, 3, 7, 300}) {
-      OptimizerConfig c;
-      c.epochs = 2;
-      c.learning_rate = 0.05;
-      c.batch_size = batch;
-      c.l2 = 1e-3;
-      c.l1 = 1e-4;
-      c.seed = 11;
-      c.threads = 1;
-      std::vector<std::string> names;
-      for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
-      Model trained = Model::zeros(names, true, x.cols());
-      Progress quiet(Progress::Mode::kQuiet, std::cerr);
-      train_model(trained, d, nullptr, c, LayerKind::kSparse, quiet);
-      const Model direct = direct_sgd(d, classes, c);
-      ASSERT_EQ(trained.weight.size(), direct.weight.size());
-      EXPECT_EQ(0, std::memcmp(trained.weight.data(), direct.weight.data(),
-                               trained.weight.size() * sizeof(float)))
-          << classes << " classes, batch " << batch;
-      EXPECT_EQ(trained.bias, direct.bias) << classes << " classes, batch " << batch;
-      // Not trivially equal: training moved the weights.
-      float norm = 0;
-      for (float v : trained.weight) norm += std::abs(v);
-      EXPECT_GT(norm, 0.1f);
+  for (int classes : {2, 4})
+    for (int batch : {1, 3, 7, 300}) expect_windows_change_nothing(x, classes, batch);
+}
+
+TEST(RowWindow, BatchesTooBigToCopyReadRowsInPlaceWithTheSameResult) {
+  // 40 rows of 60,000 non-zeros (480 KB each): a batch of 20 is copied
+  // (9.6 MB), a batch of 40 (19 MB, over the 16 MiB window limit) is not.
+  std::mt19937 rng(4);
+  std::uniform_int_distribution<Index> col(0, 63);
+  std::uniform_real_distribution<float> val(-0.01f, 0.01f);
+  std::vector<Index> indptr{0}, indices;
+  std::vector<float> data;
+  for (int r = 0; r < 40; ++r) {
+    for (int p = 0; p < 60000; ++p) {
+      indices.push_back(col(rng));
+      data.push_back(val(rng));
     }
+    indptr.push_back(static_cast<Index>(indices.size()));
   }
+  const CsrMatrix x(40, 64, std::move(indptr), std::move(indices), std::move(data));
+  for (int batch : {20, 40}) expect_windows_change_nothing(x, 3, batch);
 }
 
 }  // namespace
