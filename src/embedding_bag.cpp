@@ -23,10 +23,18 @@ void scatter_fixed(float* E, int, RowView row, const float* g, float c) {
   detail::bag_scatter<K>(E, row, g, c);
 }
 
+template <int K>
+void scatter_range_fixed(float* E, int, RowView row, const float* g, float c, Index lo, Index hi) {
+  detail::bag_scatter_range<K>(E, row, g, c, lo, hi);
+}
+
 template <int... K>
 detail::BagKernels pick(int k, std::integer_sequence<int, K...>) {
-  detail::BagKernels out{detail::bag_sum_any, detail::bag_scatter_any};
-  ((k == K + 1 ? (out = {sum_fixed<K + 1>, scatter_fixed<K + 1>}, 0) : 0), ...);
+  detail::BagKernels out{detail::bag_sum_any, detail::bag_scatter_any,
+                         detail::bag_scatter_range_any};
+  ((k == K + 1 ? (out = {sum_fixed<K + 1>, scatter_fixed<K + 1>, scatter_range_fixed<K + 1>}, 0)
+               : 0),
+   ...);
   return out;
 }
 
@@ -164,19 +172,8 @@ float EmbeddingBagLayer::begin_step(double eta, std::size_t batch) {
 void EmbeddingBagLayer::scatter_range(const CsrMatrix& x, std::span<const Index> rows,
                                       const float* grads, float c, Index lo, Index hi) {
   const int k = outputs_;
-  float* w = weight_.data();
-  for (std::size_t b = 0; b < rows.size(); ++b) {
-    const RowView row = x.row(rows[b]);
-    const float* g = grads + b * k;
-    for (std::size_t p = 0; p < row.size(); ++p) {
-      const Index j = row.indices[p];
-      if (j < lo || j >= hi) continue;
-      // Same expression as the kernels: (c * g) first, then times the value.
-      float* e = w + static_cast<std::size_t>(j) * k;
-      const float x_p = row.values[p];
-      for (int i = 0; i < k; ++i) e[i] += x_p * (c * g[i]);
-    }
-  }
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    kernels_.scatter_range(weight_.data(), k, x.row(rows[b]), grads + b * k, c, lo, hi);
 }
 
 void EmbeddingBagLayer::end_step(std::span<const Index> rows, const float* grads, double eta) {

@@ -2,56 +2,97 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace bagel {
 
 namespace {
 
 // Rows ahead whose row pointers, then whose index and value arrays, are
-// requested while the current row is copied.
+// requested while the current row is counted or copied.
 constexpr std::size_t kPointerDistance = 16;
 constexpr std::size_t kRowDistance = 8;
+
+struct Slice {
+  std::size_t lo, hi;
+};
+Slice slice_of(std::size_t n, int part, int parts) {
+  return {n * part / parts, n * (part + 1) / parts};
+}
 
 }  // namespace
 
 void RowWindow::gather(const CsrMatrix& x, std::span<const std::int32_t> labels,
                        std::span<const Index> rows) {
-  const std::size_t n = rows.size();
-  const Index* indptr = x.indptr().data();
-  std::size_t nnz = 0;
+  begin(rows.size(), 1);
+  count_part(x, labels, rows, 0, 1);
+  allocate();
+  copy_part(x, rows, 0, 1);
+  finish(x.cols());
+}
+
+void RowWindow::begin(std::size_t n, int parts) {
+  count_ = n;
   indptr_.resize(n + 1);
+  indptr_[0] = 0;
   labels_.resize(n);
   if (local_.size() < n) {
+    const std::size_t old = local_.size();
     local_.resize(n);
-    for (std::size_t b = 0; b < n; ++b) local_[b] = static_cast<Index>(b);
+    for (std::size_t b = old; b < n; ++b) local_[b] = static_cast<Index>(b);
   }
-  // Pass 1: sizes (touches only the row pointers, prefetched ahead).
-  for (std::size_t b = 0; b < n; ++b) {
-    if (b + kPointerDistance < n) __builtin_prefetch(indptr + rows[b + kPointerDistance], 0, 3);
+  part_nnz_.assign(static_cast<std::size_t>(parts), 0);
+}
+
+// indptr_[b + 1] holds the non-zeros of the part's rows up to b until
+// copy_part() adds the part's offset.
+void RowWindow::count_part(const CsrMatrix& x, std::span<const std::int32_t> labels,
+                           std::span<const Index> rows, int part, int parts) {
+  const Index* indptr = x.indptr().data();
+  const Slice s = slice_of(rows.size(), part, parts);
+  std::size_t nnz = 0;
+  for (std::size_t b = s.lo; b < s.hi; ++b) {
+    if (b + kPointerDistance < s.hi) __builtin_prefetch(indptr + rows[b + kPointerDistance], 0, 3);
     const Index r = rows[b];
     nnz += static_cast<std::size_t>(indptr[r + 1] - indptr[r]);
     indptr_[b + 1] = static_cast<Index>(nnz);
     labels_[b] = labels[static_cast<std::size_t>(r)];
   }
-  if (indices_.size() < nnz) {
-    indices_.resize(nnz);
-    data_.resize(nnz);
+  part_nnz_[static_cast<std::size_t>(part)] = nnz;
+}
+
+void RowWindow::allocate() {
+  std::size_t offset = 0;
+  for (std::size_t& n : part_nnz_) offset += std::exchange(n, offset);
+  nnz_ = offset;
+  if (indices_.size() < nnz_) {
+    indices_.resize(nnz_);
+    data_.resize(nnz_);
   }
-  // Pass 2: the rows, each a contiguous copy.
+}
+
+void RowWindow::copy_part(const CsrMatrix& x, std::span<const Index> rows, int part, int parts) {
+  const Slice s = slice_of(rows.size(), part, parts);
+  const auto offset = static_cast<Index>(part_nnz_[static_cast<std::size_t>(part)]);
+  const Index* indptr = x.indptr().data();
   const Index* src_indices = x.indices().data();
   const float* src_data = x.data().data();
-  for (std::size_t b = 0; b < n; ++b) {
-    if (b + kRowDistance < n) prefetch_row_data(x.row(rows[b + kRowDistance]));
+  for (std::size_t b = s.lo; b < s.hi; ++b) {
+    if (b + kRowDistance < s.hi) prefetch_row_data(x.row(rows[b + kRowDistance]));
     const Index r = rows[b];
-    const auto begin = static_cast<std::size_t>(indptr[r]);
-    const auto count = static_cast<std::size_t>(indptr[r + 1]) - begin;
-    std::memcpy(indices_.data() + indptr_[b], src_indices + begin, count * sizeof(Index));
-    std::memcpy(data_.data() + indptr_[b], src_data + begin, count * sizeof(float));
+    const auto from = static_cast<std::size_t>(indptr[r]);
+    const auto count = static_cast<std::size_t>(indptr[r + 1]) - from;
+    indptr_[b + 1] += offset;
+    const auto to = static_cast<std::size_t>(indptr_[b + 1]) - count;
+    std::memcpy(indices_.data() + to, src_indices + from, count * sizeof(Index));
+    std::memcpy(data_.data() + to, src_data + from, count * sizeof(float));
   }
-  count_ = n;
-  view_ = CsrMatrix::view(static_cast<Index>(n), x.cols(), indptr_,
-                          std::span<const Index>(indices_).first(nnz),
-                          std::span<const float>(data_).first(nnz));
+}
+
+void RowWindow::finish(Index cols) {
+  view_ = CsrMatrix::view(static_cast<Index>(count_), cols, indptr_,
+                          std::span<const Index>(indices_).first(nnz_),
+                          std::span<const float>(data_).first(nnz_));
 }
 
 }  // namespace bagel

@@ -60,6 +60,7 @@ inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
 // whose copy would exceed 16 MiB (full-batch descent on a big matrix, say)
 // reads its rows in place instead.
 constexpr std::size_t kWindowRows = 256;
+constexpr std::size_t kTeamWindowRows = 2048;
 constexpr double kMaxWindowBytes = 16.0 * (1 << 20);
 
 bool use_windows(const CsrMatrix& x, std::size_t batch) {
@@ -206,9 +207,16 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
                                Progress& progress) {
   const int k = layer.outputs();
   const std::size_t n = order.size();
+  const auto batch = static_cast<std::size_t>(c.batch_size);
   const Index features = layer.num_features();
+  // One window shared by the team, copied by all threads: larger than the
+  // single-thread one, as each window costs three barriers.
+  const bool windows = use_windows(data.x, batch);
+  const std::size_t window_rows =
+      windows ? batch * std::max<std::size_t>(1, kTeamWindowRows / batch) : std::max<std::size_t>(n, 1);
+  RowWindow window;
   BatchScratch scratch(c.batch_size, k);
-  std::vector<double> row_loss(static_cast<std::size_t>(c.batch_size));
+  std::vector<double> row_loss(batch);
   double loss_sum = 0;
   float coef = 0;
   double eta = 0;
@@ -217,42 +225,64 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
     const int tid = omp_get_thread_num();
     const Index f_lo = static_cast<Index>(static_cast<std::int64_t>(features) * tid / threads);
     const Index f_hi = static_cast<Index>(static_cast<std::int64_t>(features) * (tid + 1) / threads);
-    for (std::size_t begin = 0; begin < n; begin += c.batch_size) {
-      const std::size_t count = std::min<std::size_t>(c.batch_size, n - begin);
-      const std::span<const Index> rows = order.subspan(begin, count);
-      if (c.l1 > 0) {
-        layer.catch_up_range(data.x, rows, f_lo, f_hi);
-#pragma omp barrier
-      }
-      const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
-      layer.forward_readonly(data.x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
-      for (std::size_t b = b_lo; b < b_hi; ++b)
-        row_loss[b] = head_loss_and_grad(scratch.logits.data() + b * k, data.y[rows[b]],
-                                         scratch.grads.data() + b * k, k);
+    for (std::size_t w0 = 0; w0 < n; w0 += window_rows) {
+      const std::span<const Index> part = order.subspan(w0, std::min(window_rows, n - w0));
+      const CsrMatrix* x = &data.x;
+      std::span<const std::int32_t> y = data.y;
+      std::span<const Index> all = part;
+      if (windows) {
+#pragma omp single
+        window.begin(part.size(), threads);
+        window.count_part(data.x, data.y, part, tid, threads);
 #pragma omp barrier
 #pragma omp single
-      {
-        eta = schedule.eta(++step);
-        coef = layer.begin_step(eta, count);
-      }
-      layer.scatter_range(data.x, rows, scratch.grads.data(), coef, f_lo, f_hi);
+        window.allocate();
+        window.copy_part(data.x, part, tid, threads);
 #pragma omp barrier
 #pragma omp single
-      {
-        layer.end_step(rows, scratch.grads.data(), eta);
-        for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
-        if (c.l1 <= 0) layer.merge();
+        window.finish(data.x.cols());
+        x = &window.matrix();
+        y = window.labels();
+        all = window.local_rows();
       }
-      if (c.l1 > 0) {
-        layer.catch_up_range(data.x, rows, f_lo, f_hi);
+      for (std::size_t begin = 0; begin < all.size(); begin += batch) {
+        const std::size_t count = std::min(batch, all.size() - begin);
+        const std::span<const Index> rows = all.subspan(begin, count);
+        if (c.l1 > 0) {
+          layer.catch_up_range(*x, rows, f_lo, f_hi);
 #pragma omp barrier
-      }
-      if (c.l1 > 0) {
+        }
+        const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
+        layer.forward_readonly(*x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
+        for (std::size_t b = b_lo; b < b_hi; ++b)
+          row_loss[b] = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
+                                           scratch.grads.data() + b * k, k);
+#pragma omp barrier
 #pragma omp single
-        layer.merge();
+        {
+          eta = schedule.eta(++step);
+          coef = layer.begin_step(eta, count);
+        }
+        layer.scatter_range(*x, rows, scratch.grads.data(), coef, f_lo, f_hi);
+#pragma omp barrier
+#pragma omp single
+        {
+          layer.end_step(rows, scratch.grads.data(), eta);
+          for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
+          if (c.l1 <= 0) layer.merge();
+        }
+        if (c.l1 > 0) {
+          layer.catch_up_range(*x, rows, f_lo, f_hi);
+#pragma omp barrier
+        }
+        if (c.l1 > 0) {
+#pragma omp single
+          layer.merge();
+        }
+        const std::size_t done = w0 + begin + count;
+        if (tid == 0 && ((w0 + begin) / batch) % 64 == 0)
+          progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
       }
-      if (tid == 0 && (begin / c.batch_size) % 64 == 0)
-        progress.update(static_cast<std::int64_t>(begin + count), loss_sum / double(begin + count));
     }
   }
   return loss_sum;

@@ -24,6 +24,17 @@ class RowWindow {
   void gather(const CsrMatrix& x, std::span<const std::int32_t> labels,
               std::span<const Index> rows);
 
+  // The same copy shared by a team of `parts` threads, each taking a slice
+  // of the rows: every thread calls the steps in this order, each step after
+  // a barrier, with begin() and finish() called by one thread only:
+  //   begin(n); count_part(..., part, parts); allocate(); copy_part(...); finish(cols)
+  void begin(std::size_t n, int parts);
+  void count_part(const CsrMatrix& x, std::span<const std::int32_t> labels,
+                  std::span<const Index> rows, int part, int parts);
+  void allocate();
+  void copy_part(const CsrMatrix& x, std::span<const Index> rows, int part, int parts);
+  void finish(Index cols);
+
   // Window row b is source row rows[b]: matrix() has rows.size() rows.
   const CsrMatrix& matrix() const { return view_; }
   std::span<const std::int32_t> labels() const { return labels_; }
@@ -36,7 +47,9 @@ class RowWindow {
   std::vector<float> data_;
   std::vector<std::int32_t> labels_;
   std::vector<Index> local_;
+  std::vector<std::size_t> part_nnz_;  // non-zeros of each part, then each part's offset
   std::size_t count_ = 0;
+  std::size_t nnz_ = 0;
   CsrMatrix view_;
 };
 
