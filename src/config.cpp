@@ -14,6 +14,10 @@ namespace fs = std::filesystem;
 
 std::string to_string(LayerKind kind) { return kind == LayerKind::kSparse ? "sparse" : "dense"; }
 
+std::string to_string(DeterministicMethod method) {
+  return method == DeterministicMethod::kAverage ? "average" : "exact";
+}
+
 std::string to_string(ScheduleKind kind) {
   switch (kind) {
     case ScheduleKind::kConstant: return "constant";
@@ -38,6 +42,12 @@ ScheduleKind parse_schedule(const std::string& text, const std::string& field) {
     if (text == to_string(k)) return k;
   throw ConfigError(field, "expected one of \"constant\", \"invscaling\", \"optimal\", "
                            "\"linear\", found \"" + text + "\"");
+}
+
+DeterministicMethod parse_deterministic_method(const std::string& text, const std::string& field) {
+  for (DeterministicMethod m : {DeterministicMethod::kAverage, DeterministicMethod::kExact})
+    if (text == to_string(m)) return m;
+  throw ConfigError(field, "expected \"average\" or \"exact\", found \"" + text + "\"");
 }
 
 std::string resolve(const std::string& path, const fs::path& base_dir) {
@@ -95,6 +105,9 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   o.shuffle = r.get_bool("shuffle", o.shuffle);
   o.threads = to_int(r.get_integer("threads", o.threads), r.field("threads"), 0, 1024);
   o.deterministic = r.get_bool("deterministic", o.deterministic);
+  o.deterministic_method = parse_deterministic_method(
+      r.get_string("deterministic_method", to_string(o.deterministic_method)),
+      r.field("deterministic_method"));
   o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
   o.min_delta = r.get_number("min_delta", o.min_delta);
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
@@ -132,7 +145,9 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"schedule", to_string(o.schedule)}, {"power_t", o.power_t},
                     {"batch_size", o.batch_size}, {"l2", o.l2}, {"l1", o.l1},
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
-                    {"deterministic", o.deterministic}, {"patience", o.patience},
+                    {"deterministic", o.deterministic},
+                    {"deterministic_method", to_string(o.deterministic_method)},
+                    {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;
   return j;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include <omp.h>
@@ -11,6 +12,7 @@
 #include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 #include "bagel/loss.h"
 #include "bagel/predict.h"
 #include "bagel/row_window.h"
@@ -87,12 +89,23 @@ void for_each_window(const Dataset& data, std::span<const Index> order, int batc
   }
 }
 
+// Numbers the updates of one thread of a team that takes turns: its i-th
+// update is global step base + i * threads + rank + 1 (for the schedule).
+struct StepClock {
+  std::int64_t base = 0;
+  int threads = 1;
+  int rank = 0;
+  std::int64_t taken = 0;  // updates so far
+  std::int64_t next() { return base + (taken++) * threads + rank + 1; }
+};
+
 // One pass over `order`; returns the summed loss. Template over the layer so
-// forward/step are direct calls.
-template <class Layer>
+// forward/step are direct calls; report(rows done, mean loss) is called every
+// 256 batches.
+template <class Layer, class Report>
 double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
-                 const Schedule& schedule, std::int64_t& step, BatchScratch& scratch,
-                 RowWindow& window, Progress& progress) {
+                 const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
+                 RowWindow& window, Report&& report) {
   const int k = layer.outputs();
   double loss_sum = 0;
   for_each_window(data, order, batch_size, window,
@@ -109,13 +122,103 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
       for (std::size_t b = 0; b < count; ++b)
         loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
                                        scratch.grads.data() + b * k, k);
-      layer.step(x, rows, scratch.grads.data(), schedule.eta(++step));
+      layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()));
       const std::size_t done = offset + begin + count;
-      if (((offset + begin) / batch_size) % 256 == 0)
-        progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
+      if (((offset + begin) / batch_size) % 256 == 0) report(done, loss_sum / double(done));
     }
   });
   return loss_sum;
+}
+
+// Deterministic shards with model averaging (iterative parameter mixing,
+// Mann et al. 2009): replica r trains its own copy of the weights on slice r
+// of the epoch's permutation; at the end of the epoch every weight becomes
+// the mean of the replicas', summed in replica order, and that mean starts
+// the next epoch everywhere. No weight is shared while training, so the
+// threads neither race nor wait; the same seed and thread count give the
+// same model.
+class Replicas {
+ public:
+  // Copies for ranks 1..threads-1 (rank 0 trains `layer0` on the model).
+  Replicas(const Model& model, const OptimizerConfig& c, int threads) {
+    const std::size_t copies = static_cast<std::size_t>(std::max(threads - 1, 0));
+    weight_.reserve(copies);
+    bias_.reserve(copies);
+    layers_.reserve(copies);
+    for (std::size_t r = 0; r < copies; ++r) {
+      weight_.push_back(huge_vector<float>(model.weight.size()));
+      bias_.push_back(std::vector<float>(model.bias.size()));
+      layers_.emplace_back(weight_.back(), bias_.back(), model.num_features, model.num_outputs,
+                           c.l2, c.l1);
+    }
+  }
+
+  double run_epoch(EmbeddingBagLayer& layer0, Model& model, const Dataset& data,
+                   std::span<const Index> order, const OptimizerConfig& c,
+                   const Schedule& schedule, std::int64_t& step, Progress& progress) {
+    const int threads = static_cast<int>(layers_.size()) + 1;
+    const std::size_t n = order.size();
+    const int k = model.num_outputs;
+    std::vector<double> loss(static_cast<std::size_t>(threads), 0.0);
+    std::int64_t steps = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : steps)
+    {
+      const int rank = omp_get_thread_num();
+      EmbeddingBagLayer& layer = rank == 0 ? layer0 : layers_[rank - 1];
+      if (rank > 0) {
+        std::copy(model.weight.begin(), model.weight.end(), weight_[rank - 1].begin());
+        std::copy(model.bias.begin(), model.bias.end(), bias_[rank - 1].begin());
+      }
+      const std::size_t lo = n * rank / threads, hi = n * (rank + 1) / threads;
+      BatchScratch scratch(c.batch_size, k);
+      RowWindow window;
+      StepClock clock{step, threads, rank};
+      loss[rank] = bagel::run_epoch(
+          layer, data, order.subspan(lo, hi - lo), c.batch_size, schedule, clock, scratch, window,
+          [&](std::size_t done, double mean) {
+            if (rank == 0) progress.update(static_cast<std::int64_t>(done) * threads, mean);
+          });
+      layer.flush();
+      steps += clock.taken;
+#pragma omp barrier
+      average(model.weight, weight_, rank, threads);
+      if (rank == 0) average(model.bias, bias_, 0, 1);
+    }
+    step += steps;
+    double total = 0;
+    for (const double l : loss) total += l;
+    return total;
+  }
+
+ private:
+  // out = (out + copies[0] + ...) / threads over this rank's slice.
+  static void average(std::vector<float>& out, const std::vector<std::vector<float>>& copies,
+                      int rank, int threads) {
+    const std::size_t m = out.size();
+    const std::size_t lo = m * rank / threads, hi = m * (rank + 1) / threads;
+    const float inv = 1.0f / static_cast<float>(copies.size() + 1);
+    for (std::size_t j = lo; j < hi; ++j) {
+      float sum = out[j];
+      for (const std::vector<float>& w : copies) sum += w[j];
+      out[j] = sum * inv;
+    }
+  }
+
+  std::vector<std::vector<float>> weight_, bias_;
+  std::vector<EmbeddingBagLayer> layers_;
+};
+
+template <class Layer>
+double run_epoch_single(Layer& layer, const Dataset& data, std::span<const Index> order,
+                        int batch_size, const Schedule& schedule, std::int64_t& step,
+                        BatchScratch& scratch, RowWindow& window, Progress& progress) {
+  StepClock clock{step};
+  const double loss = run_epoch(layer, data, order, batch_size, schedule, clock, scratch, window,
+                                [&](std::size_t done, double mean) {
+                                  progress.update(static_cast<std::int64_t>(done), mean);
+                                });
+  step += clock.taken;
+  return loss;
 }
 
 // Rows between Hogwild merges: at most 16k, and few enough that one
@@ -343,8 +446,11 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   const int threads = static_cast<int>(std::clamp<std::int64_t>(
       c.threads > 0 ? c.threads : omp_get_max_threads(), 1,
       std::max<std::int64_t>(1, static_cast<std::int64_t>(order.size()) / 1000)));
+  std::optional<Replicas> replicas;
   if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
     if (threads > 1 && !c.deterministic) layer.set_threads(threads);
+    if (threads > 1 && c.deterministic && c.deterministic_method == DeterministicMethod::kAverage)
+      replicas.emplace(model, c, threads);
   } else {
     Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
   }
@@ -359,14 +465,18 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     const auto t_epoch = Clock::now();
     double loss_sum = 0;
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
-      if (threads > 1 && c.deterministic)
+      if (replicas)
+        loss_sum = replicas->run_epoch(layer, model, train, order, c, schedule, step, progress);
+      else if (threads > 1 && c.deterministic)
         loss_sum = run_epoch_deterministic(layer, train, order, c, schedule, step, threads, progress);
       else if (threads > 1)
         loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, progress);
       else
-        loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, window, progress);
+        loss_sum = run_epoch_single(layer, train, order, c.batch_size, schedule, step, scratch,
+                                    window, progress);
     } else {
-      loss_sum = run_epoch(layer, train, order, c.batch_size, schedule, step, scratch, window, progress);
+      loss_sum = run_epoch_single(layer, train, order, c.batch_size, schedule, step, scratch, window,
+                                  progress);
     }
     layer.flush();
     EpochRecord rec;

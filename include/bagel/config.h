@@ -16,9 +16,12 @@ namespace bagel {
 
 enum class LayerKind { kSparse, kDense };
 enum class ScheduleKind { kConstant, kInvScaling, kOptimal, kLinear };
+// How threads > 1 train deterministically (see trainer.h).
+enum class DeterministicMethod { kAverage, kExact };
 
 std::string to_string(LayerKind kind);
 std::string to_string(ScheduleKind kind);
+std::string to_string(DeterministicMethod method);
 LayerKind parse_layer(const std::string& text, const std::string& field);
 
 // A features file plus its labels. `labels` is empty when the features are
@@ -41,6 +44,7 @@ struct OptimizerConfig {
   bool shuffle = true;
   int threads = 1;
   bool deterministic = false;
+  DeterministicMethod deterministic_method = DeterministicMethod::kAverage;
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };
