@@ -169,6 +169,7 @@ class Replicas {
         std::copy(model.weight.begin(), model.weight.end(), weight_[rank - 1].begin());
         std::copy(model.bias.begin(), model.bias.end(), bias_[rank - 1].begin());
       }
+#pragma omp barrier  // rank 0 trains on the model's arrays: copies first
       const std::size_t lo = n * rank / threads, hi = n * (rank + 1) / threads;
       BatchScratch scratch(c.batch_size, k);
       RowWindow window;

@@ -76,6 +76,20 @@ TEST(Config, OutOfRangeValuesAreRejected) {
   }
 }
 
+TEST(Config, DeterministicMethodIsExactByDefaultOrAverage) {
+  auto doc = minimal();
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.deterministic_method,
+            DeterministicMethod::kExact);
+  doc["optimizer"] = {{"deterministic", true}, {"deterministic_method", "average"}};
+  const TrainConfig c = parse_train_config(doc, "/b");
+  EXPECT_EQ(c.optimizer.deterministic_method, DeterministicMethod::kAverage);
+  EXPECT_EQ(c.resolved["optimizer"]["deterministic_method"], "average");
+  doc["optimizer"]["deterministic_method"] = "mean";
+  const std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.deterministic_method"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("\"average\" or \"exact\""), std::string::npos) << msg;
+}
+
 TEST(Config, OptimalScheduleNeedsAPenalty) {
   auto doc = minimal();
   doc["optimizer"] = {{"schedule", "optimal"}};

@@ -44,7 +44,7 @@ struct OptimizerConfig {
   bool shuffle = true;
   int threads = 1;
   bool deterministic = false;
-  DeterministicMethod deterministic_method = DeterministicMethod::kAverage;
+  DeterministicMethod deterministic_method = DeterministicMethod::kExact;
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };
