@@ -650,6 +650,8 @@ def run_once(cfg: Config, ds: Dataset, a, work: Path, bagel: Path, seed: int) ->
                               "l1": 0.0, "seed": seed, "shuffle": True,
                               "threads": cfg.threads},
                 "output": str(work / "model")}
+        if cfg.variant:  # "average" or "exact": the deterministic parallel modes
+            conf["optimizer"].update({"deterministic": True, "deterministic_method": cfg.variant})
         (work / "config.json").write_text(json.dumps(conf, indent=1))
         pt = timed([bagel, "train", "-c", work / "config.json", "-q"], log, limit, cfg.threads)
         if pt.timed_out:
@@ -746,6 +748,8 @@ def configs_for(ds: Dataset, a) -> list[Config]:
         Config("bagel", "bagel", 1, 1, e, lr),
         Config("bagel", "bagel", 2, 1, e, lr),
         Config("bagel", "bagel", 1, b, e, lrb),
+        Config("bagel, deterministic average", "bagel", 2, 1, e, lr, "average"),
+        Config("bagel, deterministic exact", "bagel", 2, b, e, lrb, "exact"),
         Config("sklearn SGDClassifier", "sklearn", 1, 1, e, lr),
     ]
     if multi:
@@ -1119,7 +1123,12 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
         f"{ {'none': 1.0, 'sqrt': math.sqrt(a.batch), 'linear': float(a.batch)}[a.batch_lr_scaling]:.3g}"
         "), identical for bagel and PyTorch.",
         "Threads: every process of a T-thread row runs with OMP_NUM_THREADS=T; bagel gets "
-        "optimizer.threads=T and predict --threads T.",
+        "optimizer.threads=T and predict --threads T. A plain 'bagel' row with 2 threads is "
+        "Hogwild (lock-free, nondeterministic). 'deterministic average': replicas train on "
+        "halves of each epoch and are averaged at its end (same seed and threads, same "
+        "model). 'deterministic exact': each mini-batch split between the threads, the model "
+        "bit-identical to one thread at that batch size. bagel caps threads at one per 1000 "
+        "training rows, so the fortunes sets train on one thread.",
         f"Repeats: up to {repeats} for the fortunes sets and {big_repeats} for the generated "
         f"sets. Every configuration runs once first; further repeats run round-robin across "
         f"tools, cheapest first, within a {a.budget_minutes:g}-minute budget for the whole "
@@ -1131,7 +1140,8 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
     ]
     # bagel threads: does training honour optimizer.threads?
     for ds in datasets:
-        b = {(c.threads, c.batch): c for d, c in rows if d is ds and c.kind == "bagel" and c.runs}
+        b = {(c.threads, c.batch): c for d, c in rows
+             if d is ds and c.kind == "bagel" and not c.variant and c.runs}
         c1, c2 = b.get((1, 1)), b.get((2, 1))
         if c1 and c2 and c1.train_cpu and c2.train_cpu:
             same = c1.weight_sha == c2.weight_sha

@@ -347,7 +347,7 @@ template <class Dst, class Src>
 // for only after a chunk failed. No exception leaves the parallel region.
 template <class Dst, class Src>
 std::vector<Dst> convert(const NpyHeader& h, std::span<const std::byte> payload,
-                         const Where& where) {
+                         const Where& where, const ConsumedFn& consumed) {
   const std::int64_t n = h.count();
   std::vector<Dst> out = huge_vector<Dst>(static_cast<std::size_t>(n));
   const std::byte* src = payload.data();
@@ -365,6 +365,9 @@ std::vector<Dst> convert(const NpyHeader& h, std::span<const std::byte> payload,
       dst[i] = good ? static_cast<Dst>(v) : Dst{};
     }
     failed[static_cast<std::size_t>(c)] = !ok;
+    if (consumed)
+      consumed(payload.subspan(static_cast<std::size_t>(c * kChunk) * sizeof(Src),
+                               static_cast<std::size_t>(end - c * kChunk) * sizeof(Src)));
   }
   for (std::int64_t c = 0; c < chunks; ++c) {
     if (failed[static_cast<std::size_t>(c)])
@@ -382,31 +385,31 @@ void check_payload(const NpyHeader& h, std::span<const std::byte> payload, const
 
 template <class Dst>
 std::vector<Dst> to_numeric(const NpyHeader& h, std::span<const std::byte> payload,
-                            const Where& where) {
+                            const Where& where, const ConsumedFn& consumed = {}) {
   check_payload(h, payload, where);
   switch (h.dtype) {
     case DType::kBool:
-      return convert<Dst, Bool8>(h, payload, where);
+      return convert<Dst, Bool8>(h, payload, where, consumed);
     case DType::kInt8:
-      return convert<Dst, std::int8_t>(h, payload, where);
+      return convert<Dst, std::int8_t>(h, payload, where, consumed);
     case DType::kUInt8:
-      return convert<Dst, std::uint8_t>(h, payload, where);
+      return convert<Dst, std::uint8_t>(h, payload, where, consumed);
     case DType::kInt16:
-      return convert<Dst, std::int16_t>(h, payload, where);
+      return convert<Dst, std::int16_t>(h, payload, where, consumed);
     case DType::kUInt16:
-      return convert<Dst, std::uint16_t>(h, payload, where);
+      return convert<Dst, std::uint16_t>(h, payload, where, consumed);
     case DType::kInt32:
-      return convert<Dst, std::int32_t>(h, payload, where);
+      return convert<Dst, std::int32_t>(h, payload, where, consumed);
     case DType::kUInt32:
-      return convert<Dst, std::uint32_t>(h, payload, where);
+      return convert<Dst, std::uint32_t>(h, payload, where, consumed);
     case DType::kInt64:
-      return convert<Dst, std::int64_t>(h, payload, where);
+      return convert<Dst, std::int64_t>(h, payload, where, consumed);
     case DType::kUInt64:
-      return convert<Dst, std::uint64_t>(h, payload, where);
+      return convert<Dst, std::uint64_t>(h, payload, where, consumed);
     case DType::kFloat32:
-      return convert<Dst, float>(h, payload, where);
+      return convert<Dst, float>(h, payload, where, consumed);
     case DType::kFloat64:
-      return convert<Dst, double>(h, payload, where);
+      return convert<Dst, double>(h, payload, where, consumed);
     case DType::kUnicode:
     case DType::kBytes:
       break;
@@ -553,13 +556,15 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& 
 }
 
 std::vector<float> npy_to_float32(const NpyHeader& h, std::span<const std::byte> payload,
-                                  const std::string& source, const std::string& key) {
-  return to_numeric<float>(h, payload, Where{source, key});
+                                  const std::string& source, const std::string& key,
+                                  const ConsumedFn& consumed) {
+  return to_numeric<float>(h, payload, Where{source, key}, consumed);
 }
 
 std::vector<std::int32_t> npy_to_int32(const NpyHeader& h, std::span<const std::byte> payload,
-                                       const std::string& source, const std::string& key) {
-  return to_numeric<std::int32_t>(h, payload, Where{source, key});
+                                       const std::string& source, const std::string& key,
+                                       const ConsumedFn& consumed) {
+  return to_numeric<std::int32_t>(h, payload, Where{source, key}, consumed);
 }
 
 std::vector<std::int64_t> npy_to_int64(const NpyHeader& h, std::span<const std::byte> payload,

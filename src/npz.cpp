@@ -366,11 +366,27 @@ CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& 
     if (m.stored && arrays.mapping) arrays.mapping->release(m.npy);
     std::vector<std::byte>().swap(m.inflated);
   };
+  // Members read in place from the mapping are dropped as they convert.
+  const auto release_of = [&](const Member& m) -> ConsumedFn {
+    if (!m.stored || !arrays.mapping) return {};
+    const MappedFile* file = arrays.mapping.get();
+    return [file](std::span<const std::byte> done) { file->release(done); };
+  };
   std::vector<Index> indptr_own, indices_own;
   std::vector<float> data_own;
-  if (!indptr_view) indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr"), done_with(indptr);
-  if (!indices_view) indices_own = npy_to_int32(indices.header, indices.payload(), path, "indices"), done_with(indices);
-  if (!data_view) data_own = npy_to_float32(data.header, data.payload(), path, "data"), done_with(data);
+  if (!indptr_view) {
+    indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr", release_of(indptr));
+    done_with(indptr);
+  }
+  if (!indices_view) {
+    indices_own =
+        npy_to_int32(indices.header, indices.payload(), path, "indices", release_of(indices));
+    done_with(indices);
+  }
+  if (!data_view) {
+    data_own = npy_to_float32(data.header, data.payload(), path, "data", release_of(data));
+    done_with(data);
+  }
   if (!indptr_view && !indices_view && !data_view)
     return CsrMatrix(rows, cols, std::move(indptr_own), std::move(indices_own),
                      std::move(data_own));

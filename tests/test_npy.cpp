@@ -2,10 +2,12 @@
 // wrote (tests/data, made by scripts/make_npz_fixtures.py).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -231,6 +233,31 @@ TEST(NpyConvert, Int64ToInt32KeepsValuesInRange) {
   const auto out = npy_to_int32(header_for("<i8", 8, 4, DType::kInt64), as_span(bytes), "a");
   EXPECT_EQ(out, (std::vector<std::int32_t>{0, -1, std::numeric_limits<std::int32_t>::max(),
                                             std::numeric_limits<std::int32_t>::min()}));
+}
+
+TEST(NpyConvert, ReportsEveryConvertedStretchOfThePayloadOnce) {
+  // 200,000 int64 values: several conversion chunks, run in parallel.
+  std::vector<std::int64_t> v(200000);
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::int64_t>(i % 1000) - 500;
+  const std::string bytes = raw(v);
+  const auto payload = as_span(bytes);
+  std::mutex m;
+  std::vector<std::pair<std::size_t, std::size_t>> seen;  // (offset, size)
+  const auto out = npy_to_int32(header_for("<i8", 8, 200000, DType::kInt64), payload, "a", "k",
+                                [&](std::span<const std::byte> done) {
+                                  std::lock_guard<std::mutex> lock(m);
+                                  seen.emplace_back(done.data() - payload.data(), done.size());
+                                });
+  ASSERT_EQ(out.size(), v.size());
+  EXPECT_EQ(out[123457], static_cast<std::int32_t>(v[123457]));
+  ASSERT_GT(seen.size(), 1u);
+  std::sort(seen.begin(), seen.end());
+  std::size_t next = 0;
+  for (const auto& [offset, size] : seen) {
+    EXPECT_EQ(offset, next);  // no gap, no overlap
+    next = offset + size;
+  }
+  EXPECT_EQ(next, payload.size());
 }
 
 TEST(NpyConvert, Int64ToInt32RejectsOverflowNamingValueAndPosition) {

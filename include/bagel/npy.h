@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,10 +44,18 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& 
 // numeric dtype: float64 -> float32 rounds, but a finite value too large for
 // float32 is an error; NaN and infinities are kept, for CsrMatrix::validate
 // to report with their row.
+//
+// `consumed`, when given, is called (from any thread) with each stretch of
+// the payload once it has been converted, so that a caller reading from a
+// mapped file can drop those pages at once: peak memory is then the result
+// plus a few stretches, not the result plus the whole source.
+using ConsumedFn = std::function<void(std::span<const std::byte>)>;
 std::vector<float> npy_to_float32(const NpyHeader& h, std::span<const std::byte> payload,
-                                  const std::string& source, const std::string& key = {});
+                                  const std::string& source, const std::string& key = {},
+                                  const ConsumedFn& consumed = {});
 std::vector<std::int32_t> npy_to_int32(const NpyHeader& h, std::span<const std::byte> payload,
-                                       const std::string& source, const std::string& key = {});
+                                       const std::string& source, const std::string& key = {},
+                                       const ConsumedFn& consumed = {});
 std::vector<std::int64_t> npy_to_int64(const NpyHeader& h, std::span<const std::byte> payload,
                                        const std::string& source, const std::string& key = {});
 std::vector<double> npy_to_float64(const NpyHeader& h, std::span<const std::byte> payload,
