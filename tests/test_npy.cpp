@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <mutex>
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <mutex>
 #include <string>
 #include <vector>
 
