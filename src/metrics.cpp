@@ -17,15 +17,16 @@ namespace {
 // probabilities are float64.
 constexpr double kLogLossEps = std::numeric_limits<double>::epsilon();
 
-void check_metrics_input(std::span<const std::int32_t> y_true, std::span<const double> proba,
-                         int num_classes) {
+void check_classes(int num_classes) {
   if (num_classes < 2) {
     throw Error("metrics: num_classes is " + std::to_string(num_classes) +
                 "; expected at least 2 classes");
   }
-  if (y_true.empty()) {
-    throw Error("metrics: no rows; expected at least one labelled row");
-  }
+}
+
+// One chunk whose first row is row `first` of the whole input.
+void check_metrics_input(std::span<const std::int32_t> y_true, std::span<const double> proba,
+                         int num_classes, std::int64_t first) {
   const auto k = static_cast<std::size_t>(num_classes);
   if (proba.size() != y_true.size() * k) {
     throw Error("metrics: " + std::to_string(y_true.size()) + " labels and " +
@@ -34,16 +35,16 @@ void check_metrics_input(std::span<const std::int32_t> y_true, std::span<const d
   }
   for (std::size_t r = 0; r < y_true.size(); ++r) {
     if (y_true[r] < 0 || y_true[r] >= num_classes) {
-      throw Error("metrics: row " + std::to_string(r) + " has class id " +
-                  std::to_string(y_true[r]) + "; expected 0.." +
+      throw Error("metrics: row " + std::to_string(first + static_cast<std::int64_t>(r)) +
+                  " has class id " + std::to_string(y_true[r]) + "; expected 0.." +
                   std::to_string(num_classes - 1));
     }
   }
   for (std::size_t i = 0; i < proba.size(); ++i) {
     if (!std::isfinite(proba[i])) {
-      throw Error("metrics: row " + std::to_string(i / k) + " class " + std::to_string(i % k) +
-                  " has probability " + std::to_string(proba[i]) +
-                  "; expected a finite number");
+      throw Error("metrics: row " + std::to_string(first + static_cast<std::int64_t>(i / k)) +
+                  " class " + std::to_string(i % k) + " has probability " +
+                  std::to_string(proba[i]) + "; expected a finite number");
     }
   }
 }
@@ -138,38 +139,48 @@ std::optional<double> binary_roc_auc(std::span<const std::int32_t> y_true,
   return twice_area / 2.0 / (static_cast<double>(positives) * static_cast<double>(negatives));
 }
 
-Metrics compute_metrics(std::span<const std::int32_t> y_true, std::span<const double> proba,
-                        int num_classes) {
-  check_metrics_input(y_true, proba, num_classes);
+MetricsAccumulator::MetricsAccumulator(int num_classes) : num_classes_(num_classes) {
+  check_classes(num_classes);
   const auto k = static_cast<std::size_t>(num_classes);
-  const std::size_t n = y_true.size();
+  confusion_.assign(k, std::vector<std::int64_t>(k, 0));
+}
 
-  Metrics m;
-  m.rows = static_cast<std::int64_t>(n);
-  m.confusion.assign(k, std::vector<std::int64_t>(k, 0));
-  std::int64_t correct = 0;
-  double loss_sum = 0;
-  for (std::size_t r = 0; r < n; ++r) {
+void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<const double> proba) {
+  check_metrics_input(y_true, proba, num_classes_, rows_);
+  const auto k = static_cast<std::size_t>(num_classes_);
+  for (std::size_t r = 0; r < y_true.size(); ++r) {
     const auto row = proba.subspan(r * k, k);
     const int predicted = arg_max(row);
-    correct += predicted == y_true[r];
-    ++m.confusion[static_cast<std::size_t>(y_true[r])][static_cast<std::size_t>(predicted)];
-    loss_sum += row_log_loss(row, y_true[r]);
+    correct_ += predicted == y_true[r];
+    ++confusion_[static_cast<std::size_t>(y_true[r])][static_cast<std::size_t>(predicted)];
+    loss_sum_ += row_log_loss(row, y_true[r]);
+    if (k == 2) positive_score_.push_back(row[1]);
   }
-  m.accuracy = static_cast<double>(correct) / static_cast<double>(n);
-  m.log_loss = loss_sum / static_cast<double>(n);
+  if (k == 2) y_.insert(y_.end(), y_true.begin(), y_true.end());
+  rows_ += static_cast<std::int64_t>(y_true.size());
+}
 
+Metrics MetricsAccumulator::finish() const {
+  if (rows_ == 0) throw Error("metrics: no rows; expected at least one labelled row");
+  const auto n = static_cast<double>(rows_);
+  Metrics m;
+  m.rows = rows_;
+  m.confusion = confusion_;
+  m.accuracy = static_cast<double>(correct_) / n;
+  m.log_loss = loss_sum_ / n;
   m.per_class = class_reports(m.confusion);
   double f1_sum = 0;
   for (const ClassReport& report : m.per_class) f1_sum += report.f1;
-  m.macro_f1 = f1_sum / static_cast<double>(k);
-
-  if (k == 2) {
-    std::vector<double> positive_score(n);
-    for (std::size_t r = 0; r < n; ++r) positive_score[r] = proba[r * 2 + 1];
-    m.roc_auc = binary_roc_auc(y_true, positive_score);
-  }
+  m.macro_f1 = f1_sum / static_cast<double>(num_classes_);
+  if (num_classes_ == 2) m.roc_auc = binary_roc_auc(y_, positive_score_);
   return m;
+}
+
+Metrics compute_metrics(std::span<const std::int32_t> y_true, std::span<const double> proba,
+                        int num_classes) {
+  MetricsAccumulator acc(num_classes);
+  acc.add(y_true, proba);
+  return acc.finish();
 }
 
 nlohmann::json metrics_to_json(const Metrics& m, const std::vector<std::string>& class_names) {

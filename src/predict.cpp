@@ -43,6 +43,17 @@ std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int th
   return predict_proba_chunk(model, x, 0, x.rows(), threads);
 }
 
+Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::int32_t> y,
+                 int threads) {
+  MetricsAccumulator acc(model.num_classes());
+  for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
+    const Index end = std::min(x.rows(), begin + kRowsPerChunk);
+    acc.add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
+            predict_proba_chunk(model, x, begin, end, threads));
+  }
+  return acc.finish();
+}
+
 void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source) {
   if (x.cols() > model.num_features)
     throw FileError(source, "has " + std::to_string(x.cols()) +

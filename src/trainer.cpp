@@ -419,8 +419,7 @@ std::string epoch_line(const EpochRecord& r, int epochs) {
 }
 
 Metrics evaluate(const Model& model, const Dataset& data) {
-  const std::vector<double> proba = predict_proba(model, data.x);
-  return compute_metrics(data.y, proba, model.num_classes());
+  return bagel::evaluate(model, data.x, data.y);
 }
 
 template <class Layer>

@@ -44,6 +44,57 @@ std::vector<double> binary_rows(const std::vector<double>& positive) {
   return proba;
 }
 
+// Random rows of k classes: probabilities from random logits, labels at random.
+void random_case(int k, int n, unsigned seed, std::vector<std::int32_t>& y,
+                 std::vector<double>& p) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> z(0.0, 2.0);
+  y.resize(n);
+  p.resize(static_cast<std::size_t>(n) * k);
+  for (int r = 0; r < n; ++r) {
+    y[r] = static_cast<std::int32_t>(rng() % k);
+    double sum = 0;
+    for (int c = 0; c < k; ++c) sum += (p[r * k + c] = std::exp(z(rng)));
+    for (int c = 0; c < k; ++c) p[r * k + c] /= sum;
+  }
+}
+
+TEST(MetricsAccumulator, ChunksGiveExactlyTheWholeInputsMetrics) {
+  for (int k : {2, 5}) {
+    std::vector<std::int32_t> y;
+    std::vector<double> p;
+    random_case(k, 1000, 3 + k, y, p);
+    const Metrics whole = compute_metrics(y, p, k);
+    MetricsAccumulator acc(k);
+    for (std::size_t begin : {0, 1, 400, 999}) {  // chunks of 1, 399, 599 and 1 rows
+      const std::size_t end = begin == 0 ? 1 : begin == 1 ? 400 : begin == 400 ? 999 : 1000;
+      acc.add(std::span<const std::int32_t>(y).subspan(begin, end - begin),
+              std::span<const double>(p).subspan(begin * k, (end - begin) * k));
+    }
+    const Metrics chunked = acc.finish();
+    EXPECT_EQ(chunked.rows, 1000);
+    EXPECT_EQ(chunked.accuracy, whole.accuracy);
+    EXPECT_EQ(chunked.log_loss, whole.log_loss);
+    EXPECT_EQ(chunked.macro_f1, whole.macro_f1);
+    EXPECT_EQ(chunked.confusion, whole.confusion);
+    EXPECT_EQ(chunked.roc_auc, whole.roc_auc);
+    EXPECT_EQ(chunked.roc_auc.has_value(), k == 2);
+  }
+}
+
+TEST(MetricsAccumulator, ErrorsCountRowsFromTheFirstChunkAndEmptyInputIsRefused) {
+  MetricsAccumulator acc(2);
+  EXPECT_THROW(acc.finish(), Error);
+  acc.add(std::vector<std::int32_t>{0, 1}, std::vector<double>{0.5, 0.5, 0.2, 0.8});
+  try {
+    acc.add(std::vector<std::int32_t>{1, 7}, std::vector<double>{0.5, 0.5, 0.2, 0.8});
+    FAIL() << "a class id out of range was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 3 has class id 7"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(MetricsAccumulator(1), Error);
+}
+
 TEST(Metrics, PerfectPredictionsScoreOneEverywhere) {
   const std::vector<std::int32_t> y = {0, 1, 2, 2, 1, 0};
   const Metrics m = compute_metrics(y, confident_rows(y, 3), 3);

@@ -55,6 +55,27 @@ struct Metrics {
 Metrics compute_metrics(std::span<const std::int32_t> y_true, std::span<const double> proba,
                         int num_classes);
 
+// The same metrics fed chunk by chunk (prediction streams its rows): keeps
+// the K x K confusion counts, the summed log loss and, for two classes, one
+// score per row for the ROC AUC; not the probabilities. add() checks each
+// chunk as compute_metrics() does (row numbers count from the first chunk);
+// finish() throws when no row was added.
+class MetricsAccumulator {
+ public:
+  explicit MetricsAccumulator(int num_classes);
+  void add(std::span<const std::int32_t> y_true, std::span<const double> proba);
+  Metrics finish() const;
+
+ private:
+  int num_classes_;
+  std::int64_t rows_ = 0;
+  std::int64_t correct_ = 0;
+  double loss_sum_ = 0;
+  std::vector<std::vector<std::int64_t>> confusion_;
+  std::vector<std::int32_t> y_;          // two classes only: for the ROC AUC
+  std::vector<double> positive_score_;
+};
+
 // sklearn's roc_auc_score for binary ids (0 negative, 1 positive) and the
 // positive-class scores; nullopt when only one class is present. O(n log n).
 // Expects ids in {0, 1} and finite scores (compute_metrics checks both);

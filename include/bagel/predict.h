@@ -1,9 +1,12 @@
 // Inference with a trained model: class probabilities per row.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/metrics.h"
 #include "bagel/model.h"
 
 namespace bagel {
@@ -19,6 +22,12 @@ std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, 
 
 // All rows, in parallel.
 std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int threads = 0);
+
+// Metrics of the model on labelled rows, predicted kRowsPerChunk rows at a
+// time: memory stays one chunk of probabilities, not rows x classes.
+inline constexpr Index kRowsPerChunk = Index{1} << 16;
+Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::int32_t> y,
+                 int threads = 0);
 
 // Checks that `x` fits the model (no more columns than features) and names
 // `source` otherwise.

@@ -25,7 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 // Rows predicted (in parallel) and written per round: output streams out
 // while memory stays bounded.
-constexpr Index kRowsPerChunk = 1 << 16;
 
 // Labels for metrics: --labels, or the svmlight file's own when they are all
 // classes of the model (LIBLINEAR's predict does the same).
@@ -109,8 +108,8 @@ int run_predict(const PredictOptions& o) {
   }
 
   const auto t_predict = Clock::now();
-  std::vector<double> all_proba;  // kept only for metrics
-  if (y) all_proba.reserve(static_cast<std::size_t>(x.rows()) * c);
+  std::optional<MetricsAccumulator> metrics;
+  if (y) metrics.emplace(c);
   std::string text;
   for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
     const Index end = std::min(x.rows(), begin + kRowsPerChunk);
@@ -135,7 +134,10 @@ int run_predict(const PredictOptions& o) {
       text += '\n';
     }
     out << text;
-    if (y) all_proba.insert(all_proba.end(), proba.begin(), proba.end());
+    if (metrics)
+      metrics->add(std::span<const std::int32_t>(*y).subspan(
+                       static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
+                   proba);
   }
   out.flush();
   if (!out) throw FileError(o.output.empty() ? "<stdout>" : o.output, "write failed");
@@ -153,7 +155,7 @@ int run_predict(const PredictOptions& o) {
     std::cerr << buf << "\n";
   }
   if (y) {
-    const Metrics m = compute_metrics(*y, all_proba, c);
+    const Metrics m = metrics->finish();
     if (!o.quiet) std::cerr << metrics_summary(m) << "\n";
     if (!o.metrics.empty()) {
       write_file_atomic(o.metrics, metrics_to_json(m, model.classes).dump(2) + "\n");

@@ -75,11 +75,9 @@ int run_train(const TrainOptions& o) {
   const TrainingSummary summary = train_model(model, train, valid ? &*valid : nullptr,
                                               config.optimizer, config.layer, progress);
 
-  const Metrics train_metrics =
-      compute_metrics(train.y, predict_proba(model, train.x), model.num_classes());
+  const Metrics train_metrics = evaluate(model, train.x, train.y);
   std::optional<Metrics> valid_metrics;
-  if (valid)
-    valid_metrics = compute_metrics(valid->y, predict_proba(model, valid->x), model.num_classes());
+  if (valid) valid_metrics = evaluate(model, valid->x, valid->y);
 
   model.config = config.resolved;
   model.training = summary_to_json(summary);
