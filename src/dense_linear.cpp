@@ -26,7 +26,8 @@ DenseLinearLayer::DenseLinearLayer(Model& model, double l2, double l1)
   grad_w_.resize(k, f);
 }
 
-void DenseLinearLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits) {
+void DenseLinearLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits,
+                               int /*thread*/) {
   densify_rows(x, rows, static_cast<Index>(weight_.cols()), batch_);
   const Eigen::Index b = static_cast<Eigen::Index>(rows.size());
   Eigen::Map<RowMajorMatrix> z(logits, b, weight_.rows());
@@ -35,7 +36,7 @@ void DenseLinearLayer::forward(const CsrMatrix& x, std::span<const Index> rows, 
 }
 
 void DenseLinearLayer::step(const CsrMatrix& /*x*/, std::span<const Index> rows,
-                            const float* grads, double eta) {
+                            const float* grads, double eta, int /*thread*/) {
   const Eigen::Index b = static_cast<Eigen::Index>(rows.size());
   const Eigen::Map<const RowMajorMatrix> g(grads, b, weight_.rows());
   grad_w_.noalias() = g.transpose() * batch_;

@@ -101,11 +101,11 @@ struct StepClock {
 
 // One pass over `order`; returns the summed loss. Template over the layer so
 // forward/step are direct calls; report(rows done, mean loss) is called every
-// 256 batches.
+// 256 batches; `thread` is the caller's Hogwild thread (0 otherwise).
 template <class Layer, class Report>
 double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
                  const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
-                 RowWindow& window, Report&& report) {
+                 RowWindow& window, Report&& report, int thread = 0) {
   const int k = layer.outputs();
   double loss_sum = 0;
   for_each_window(data, order, batch_size, window,
@@ -118,11 +118,11 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
       const std::size_t next = begin + count;
       if (in_place) prefetch_ahead(x, y, all, next, batch_size);
       if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
-      layer.forward(x, rows, scratch.logits.data());
+      layer.forward(x, rows, scratch.logits.data(), thread);
       for (std::size_t b = 0; b < count; ++b)
         loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
                                        scratch.grads.data() + b * k, k);
-      layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()));
+      layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()), thread);
       const std::size_t done = offset + begin + count;
       if (((offset + begin) / batch_size) % 256 == 0) report(done, loss_sum / double(done));
     }
@@ -253,31 +253,12 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
     const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
     BatchScratch scratch(c.batch_size, k);
     RowWindow window;
-    std::int64_t local_steps = 0;
+    StepClock clock{step_base, threads, tid};  // global update count as if the threads took turns
     double loss_total = 0;
     for (std::size_t round = 0; round < rounds; ++round) {
       const std::size_t r0 = std::min(hi, lo + round * interval), r1 = std::min(hi, r0 + interval);
-      for_each_window(data, order.subspan(r0, r1 - r0), c.batch_size, window,
-                      [&](const CsrMatrix& x, std::span<const std::int32_t> y,
-                          std::span<const Index> all, std::size_t, bool in_place) {
-        const std::size_t n_rows = all.size();
-        for (std::size_t begin = 0; begin < n_rows; begin += c.batch_size) {
-          const std::size_t count = std::min<std::size_t>(c.batch_size, n_rows - begin);
-          const std::span<const Index> rows = all.subspan(begin, count);
-          const std::size_t next = begin + count;
-          if (in_place) prefetch_ahead(x, y, all, next, c.batch_size);
-          if (next < n_rows)
-            layer.prefetch(x, all.subspan(next, std::min<std::size_t>(c.batch_size, n_rows - next)));
-          layer.forward(x, rows, scratch.logits.data(), tid);
-          for (std::size_t b = 0; b < count; ++b)
-            loss_total += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
-                                             scratch.grads.data() + b * k, k);
-          // Global update count as if the threads took turns.
-          const std::int64_t t = step_base + local_steps * threads + tid + 1;
-          layer.step(x, rows, scratch.grads.data(), schedule.eta(t), tid);
-          ++local_steps;
-        }
-      });
+      loss_total += run_epoch(layer, data, order.subspan(r0, r1 - r0), c.batch_size, schedule,
+                              clock, scratch, window, [](std::size_t, double) {}, tid);
       partial_loss[tid] = loss_total;
 #pragma omp barrier
 #pragma omp single
@@ -293,7 +274,7 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
         if (done > 0) progress.update(static_cast<std::int64_t>(done), loss / double(done));
       }
     }
-    steps_total += local_steps;
+    steps_total += clock.taken;
   }
   step += steps_total;
   double loss_total = 0;

@@ -38,11 +38,14 @@ class DenseLinearLayer {
   // Nothing to prefetch: every step reads the whole matrix anyway.
   void prefetch(const CsrMatrix&, std::span<const Index>) const {}
 
-  // logits (rows.size() x K); keeps the densified batch for step().
-  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits);
+  // logits (rows.size() x K); keeps the densified batch for step(). One
+  // training loop only (Eigen threads the GEMMs): `thread` must be 0, and is
+  // there so that the trainer calls both layers alike.
+  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread = 0);
 
   // Same contract as EmbeddingBagLayer::step, computed eagerly over all weights.
-  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta);
+  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
+            int thread = 0);
 
   // Writes W.T and b back into the model (embedding layout).
   void flush();
