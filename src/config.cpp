@@ -108,6 +108,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   o.deterministic_method = parse_deterministic_method(
       r.get_string("deterministic_method", to_string(o.deterministic_method)),
       r.field("deterministic_method"));
+  o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
   o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
   o.min_delta = r.get_number("min_delta", o.min_delta);
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
@@ -147,7 +148,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
                     {"deterministic", o.deterministic},
                     {"deterministic_method", to_string(o.deterministic_method)},
-                    {"patience", o.patience},
+                    {"reorder_features", o.reorder_features}, {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;
   return j;

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 
 namespace bagel {
 
@@ -42,6 +43,26 @@ CsrMatrix CsrMatrix::clone() const {
 CsrEigenMap CsrMatrix::eigen() const {
   return CsrEigenMap(rows_, cols_, static_cast<Index>(nonZeros()), indptr_.data(),
                      indices_.data(), data_.data());
+}
+
+void CsrMatrix::remap_indices(std::span<const Index> new_of_old) {
+  if (new_of_old.size() < static_cast<std::size_t>(cols_))
+    throw Error("CsrMatrix::remap_indices: mapping shorter than the column count");
+  const auto n = static_cast<std::int64_t>(indices_.size());
+  const bool owned = !indices_store_.empty() && indices_.data() == indices_store_.data();
+  if (!owned) {
+    std::vector<Index> copy = huge_vector<Index>(indices_.size());
+    const Index* src = indices_.data();
+#pragma omp parallel for schedule(static)
+    for (std::int64_t p = 0; p < n; ++p) copy[p] = new_of_old[src[p]];
+    if (mapping_ != nullptr) mapping_->release(std::as_bytes(indices_));
+    indices_store_ = std::move(copy);
+    indices_ = indices_store_;
+    return;
+  }
+  Index* idx = indices_store_.data();
+#pragma omp parallel for schedule(static)
+  for (std::int64_t p = 0; p < n; ++p) idx[p] = new_of_old[idx[p]];
 }
 
 void CsrMatrix::widen(Index cols) {

@@ -12,6 +12,7 @@
 #include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
+#include "bagel/feature_order.h"
 #include "bagel/huge_pages.h"
 #include "bagel/loss.h"
 #include "bagel/predict.h"
@@ -283,17 +284,19 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
 }
 
 // Deterministic parallel mini-batches: rows of a batch are split among the
-// threads for the forward pass, features among the threads for the update,
+// threads for the forward pass, features among the threads for the update
+// (thread t owns [feature_bounds[t], feature_bounds[t + 1]): equal shares of
+// the non-zeros),
 // so each weight receives the same operations in the same order as with one
 // thread: the model is bit-identical to the single-threaded one.
 double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
                                std::span<const Index> order, const OptimizerConfig& c,
-                               const Schedule& schedule, std::int64_t& step, int threads,
-                               Progress& progress) {
+                               const Schedule& schedule, std::int64_t& step,
+                               std::span<const Index> feature_bounds, Progress& progress) {
+  const int threads = static_cast<int>(feature_bounds.size()) - 1;
   const int k = layer.outputs();
   const std::size_t n = order.size();
   const auto batch = static_cast<std::size_t>(c.batch_size);
-  const Index features = layer.num_features();
   // One window shared by the team, copied by all threads: larger than the
   // single-thread one, as each window costs three barriers.
   const bool windows = use_windows(data.x, batch);
@@ -308,8 +311,7 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
 #pragma omp parallel num_threads(threads)
   {
     const int tid = omp_get_thread_num();
-    const Index f_lo = static_cast<Index>(static_cast<std::int64_t>(features) * tid / threads);
-    const Index f_hi = static_cast<Index>(static_cast<std::int64_t>(features) * (tid + 1) / threads);
+    const Index f_lo = feature_bounds[tid], f_hi = feature_bounds[tid + 1];
     for (std::size_t w0 = 0; w0 < n; w0 += window_rows) {
       const std::span<const Index> part = order.subspan(w0, std::min(window_rows, n - w0));
       const CsrMatrix* x = &data.x;
@@ -422,14 +424,13 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   BatchScratch scratch(c.batch_size, layer.outputs());
   RowWindow window;
   std::int64_t step = 0;
-  // threads: 0 = all cores. One thread per ~1000 rows at most: small data
-  // gains nothing from more and Hogwild's slices would get tiny.
-  const int threads = static_cast<int>(std::clamp<std::int64_t>(
-      c.threads > 0 ? c.threads : omp_get_max_threads(), 1,
-      std::max<std::int64_t>(1, static_cast<std::int64_t>(order.size()) / 1000)));
+  const int threads = training_threads(c, train.x.rows());
   std::optional<Replicas> replicas;
+  std::vector<Index> feature_bounds;  // deterministic exact: each thread's features
   if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
     if (threads > 1 && !c.deterministic) layer.set_threads(threads);
+    if (threads > 1 && c.deterministic && c.deterministic_method == DeterministicMethod::kExact)
+      feature_bounds = split_by_counts(train.x, layer.num_features(), threads);
     if (threads > 1 && c.deterministic && c.deterministic_method == DeterministicMethod::kAverage)
       replicas.emplace(model, c, threads);
   } else {
@@ -449,7 +450,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       if (replicas)
         loss_sum = replicas->run_epoch(layer, model, train, order, c, schedule, step, progress);
       else if (threads > 1 && c.deterministic)
-        loss_sum = run_epoch_deterministic(layer, train, order, c, schedule, step, threads, progress);
+        loss_sum =
+            run_epoch_deterministic(layer, train, order, c, schedule, step, feature_bounds, progress);
       else if (threads > 1)
         loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, progress);
       else
@@ -496,6 +498,13 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
 }
 
 }  // namespace
+
+int training_threads(const OptimizerConfig& c, std::int64_t rows) {
+  // 0 = all cores. One thread per ~1000 rows at most: small data gains
+  // nothing from more and Hogwild's slices would get tiny.
+  return static_cast<int>(std::clamp<std::int64_t>(c.threads > 0 ? c.threads : omp_get_max_threads(),
+                                                   1, std::max<std::int64_t>(1, rows / 1000)));
+}
 
 void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng) {
   for (std::size_t i = rows.size(); i > 1; --i) {

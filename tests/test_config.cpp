@@ -90,6 +90,18 @@ TEST(Config, DeterministicMethodIsExactByDefaultOrAverage) {
   EXPECT_NE(msg.find("\"average\" or \"exact\""), std::string::npos) << msg;
 }
 
+TEST(Config, ReorderFeaturesIsOnByDefaultAndABool) {
+  auto doc = minimal();
+  EXPECT_TRUE(parse_train_config(doc, "/b").optimizer.reorder_features);
+  doc["optimizer"] = {{"reorder_features", false}};
+  const TrainConfig c = parse_train_config(doc, "/b");
+  EXPECT_FALSE(c.optimizer.reorder_features);
+  EXPECT_EQ(c.resolved["optimizer"]["reorder_features"], false);
+  doc["optimizer"]["reorder_features"] = "no";
+  const std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.reorder_features"), std::string::npos) << msg;
+}
+
 TEST(Config, OptimalScheduleNeedsAPenalty) {
   auto doc = minimal();
   doc["optimizer"] = {{"schedule", "optimal"}};

@@ -9,6 +9,7 @@
 #include "bagel/predict.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
+#include "train_helpers.h"
 
 namespace bagel {
 namespace {
@@ -22,15 +23,6 @@ Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
   spec.seed = seed;
   SyntheticData d = make_synthetic(spec);
   return Dataset{"train", std::move(d.x), std::move(d.y)};
-}
-
-Model train_once(const Dataset& d, int classes, OptimizerConfig c) {
-  std::vector<std::string> names;
-  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
-  Model m = Model::zeros(names, true, d.x.cols());
-  Progress quiet(Progress::Mode::kQuiet, std::cerr);
-  train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
-  return m;
 }
 
 bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
@@ -68,21 +60,21 @@ class DeterministicParallel : public ::testing::TestWithParam<int> {};
 TEST_P(DeterministicParallel, TwoThreadsGiveTheSingleThreadModelBitForBit) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 6000, 3);
-  const Model one = train_once(d, classes, config(1, false, 32));
-  const Model two = train_once(d, classes, config(2, true, 32));
+  const Model one = train_sparse(d, classes, config(1, false, 32));
+  const Model two = train_sparse(d, classes, config(2, true, 32));
   EXPECT_TRUE(bit_equal(one.weight, two.weight));
   EXPECT_TRUE(bit_equal(one.bias, two.bias));
   // A batch that does not divide the rows, and more threads than cores.
-  const Model one_odd = train_once(d, classes, config(1, false, 37));
-  const Model three_odd = train_once(d, classes, config(3, true, 37));
+  const Model one_odd = train_sparse(d, classes, config(1, false, 37));
+  const Model three_odd = train_sparse(d, classes, config(3, true, 37));
   EXPECT_TRUE(bit_equal(one_odd.weight, three_odd.weight));
 }
 
 TEST_P(DeterministicParallel, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 4000, 5);
-  const Model a = train_once(d, classes, config(2, true, 16));
-  const Model b = train_once(d, classes, config(2, true, 16));
+  const Model a = train_sparse(d, classes, config(2, true, 16));
+  const Model b = train_sparse(d, classes, config(2, true, 16));
   EXPECT_TRUE(bit_equal(a.weight, b.weight));
 }
 
@@ -113,13 +105,13 @@ TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
   OptimizerConfig c = config(2, true, 1, DeterministicMethod::kAverage);
   c.epochs = 1;
   c.shuffle = false;
-  const Model avg = train_once(d, classes, c);
+  const Model avg = train_sparse(d, classes, c);
   OptimizerConfig alone = config(1, false, 1);
   alone.epochs = 1;
   alone.shuffle = false;
   const Index half = d.x.rows() * 1 / 2;
-  const Model a = train_once(rows_of(d, 0, half), classes, alone);
-  const Model b = train_once(rows_of(d, half, d.x.rows()), classes, alone);
+  const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
+  const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
   ASSERT_EQ(avg.weight.size(), a.weight.size());
   std::size_t differ = 0;
   for (std::size_t i = 0; i < a.weight.size(); ++i) {
@@ -138,8 +130,8 @@ TEST_P(AveragedReplicas, SameSeedAndThreadsRepeatExactly) {
   const Dataset d = synthetic(classes, 5000, 5);
   for (int threads : {2, 3}) {
     const OptimizerConfig c = config(threads, true, 4, DeterministicMethod::kAverage);
-    const Model a = train_once(d, classes, c);
-    const Model b = train_once(d, classes, c);
+    const Model a = train_sparse(d, classes, c);
+    const Model b = train_sparse(d, classes, c);
     EXPECT_TRUE(bit_equal(a.weight, b.weight)) << threads << " threads";
     EXPECT_TRUE(bit_equal(a.bias, b.bias)) << threads << " threads";
   }
@@ -152,8 +144,8 @@ TEST_P(AveragedReplicas, LearnsAlmostAsWellAsOneThread) {
                   c2 = config(2, true, 1, DeterministicMethod::kAverage);
   c1.schedule = c2.schedule = ScheduleKind::kLinear;
   c1.epochs = c2.epochs = 5;
-  const Model one = train_once(train, classes, c1);
-  const Model two = train_once(train, classes, c2);
+  const Model one = train_sparse(train, classes, c1);
+  const Model two = train_sparse(train, classes, c2);
   const double acc_one = accuracy(one, train), acc_two = accuracy(two, train);
   EXPECT_GT(acc_one, 1.0 / classes + 0.2);
   // Each replica takes half the steps of one thread per epoch, so averaging
@@ -174,8 +166,8 @@ TEST_P(Hogwild, LearnsAsWellAsOneThread) {
   OptimizerConfig c1 = config(1, false, 1), c2 = config(2, false, 1);
   c1.schedule = c2.schedule = ScheduleKind::kLinear;
   c1.epochs = c2.epochs = 5;
-  const Model one = train_once(train, classes, c1);
-  const Model two = train_once(train, classes, c2);
+  const Model one = train_sparse(train, classes, c1);
+  const Model two = train_sparse(train, classes, c2);
   for (const float w : two.weight) ASSERT_TRUE(std::isfinite(w));
   const double acc_one = accuracy(one, train), acc_two = accuracy(two, train);
   EXPECT_GT(acc_one, 1.0 / classes + 0.2);  // the task is learnable at all
@@ -197,8 +189,8 @@ TEST_P(Hogwild, StrongL2ShrinksLikeOneThread) {
   const Dataset train = synthetic(classes, 8000, 9);
   OptimizerConfig c1 = config(1, false, 1), c2 = config(2, false, 1);
   c1.l2 = c2.l2 = 0.05;
-  const Model one = train_once(train, classes, c1);
-  const Model two = train_once(train, classes, c2);
+  const Model one = train_sparse(train, classes, c1);
+  const Model two = train_sparse(train, classes, c2);
   double n1 = 0, n2 = 0;
   for (std::size_t i = 0; i < one.weight.size(); ++i) {
     ASSERT_TRUE(std::isfinite(two.weight[i]));

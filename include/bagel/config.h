@@ -45,6 +45,7 @@ struct OptimizerConfig {
   int threads = 1;
   bool deterministic = false;
   DeterministicMethod deterministic_method = DeterministicMethod::kExact;
+  bool reorder_features = true;   // number features by frequency while training (feature_order.h)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };

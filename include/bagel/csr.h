@@ -96,6 +96,11 @@ class CsrMatrix {
   // Throws FileError naming `source` and the offending array.
   void validate(const std::string& source) const;
 
+  // Replaces every index j by new_of_old[j] (new_of_old.size() >= cols()).
+  // Owned indices change in place; borrowed ones (a mapped file, a view) are
+  // copied once, and their mapped pages dropped, so memory stays the same.
+  void remap_indices(std::span<const Index> new_of_old);
+
   // Same matrix with the column count raised to `cols` (>= cols()).
   // Used to align a test matrix with fewer columns to a model's width.
   void widen(Index cols);

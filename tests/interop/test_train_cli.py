@@ -247,6 +247,37 @@ class TrainCommandLine(unittest.TestCase):
 
     # -- output ----------------------------------------------------------
 
+    def test_reordering_features_leaves_the_saved_model_unchanged(self):
+        # The valid set is wider than the training set: its extra features get
+        # numbers too and must come back to their own rows of weight.npy.
+        wide = sp.hstack([sp.load_npz(self.data / "valid.npz"),
+                          sp.csr_matrix(np.ones((40, 3)))]).tocsr()
+        sp.save_npz(self.dir / "wide.npz", wide)
+        models = {}
+        for reorder in (True, False):
+            out = self.dir / f"m_{reorder}"
+            c = self.config(output=str(out),
+                            valid={"features": str(self.dir / "wide.npz"),
+                                   "labels": str(self.data / "valid.labels")})
+            c["optimizer"]["reorder_features"] = reorder
+            c["optimizer"]["l1"] = 1e-3
+            proc = self.train(c, "--quiet")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            models[reorder] = out
+            training = json.loads((out / "model.json").read_text())["training"]
+            self.assertIs(training["features_reordered"], reorder)
+            self.assertLessEqual(training["reorder_seconds"], training["train_seconds"])
+        on, off = (np.load(models[r] / "weight.npy") for r in (True, False))
+        self.assertEqual(on.shape, (18, 1))
+        self.assertTrue(np.any(on != 0))
+        self.assertEqual(on.tobytes(), off.tobytes())
+        self.assertEqual((models[True] / "bias.npy").read_bytes(),
+                         (models[False] / "bias.npy").read_bytes())
+        for m in ("train_metrics", "valid_metrics"):
+            a, b = (json.loads((models[r] / "model.json").read_text())["training"][m]
+                    for r in (True, False))
+            self.assertEqual(a, b)
+
     def test_quiet_prints_nothing(self):
         c = self.config(valid={"features": str(self.data / "valid.npz"),
                                "labels": str(self.data / "valid.labels")})

@@ -1,0 +1,95 @@
+#include "bagel/feature_order.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "bagel/error.h"
+
+namespace bagel {
+
+std::vector<std::uint32_t> feature_counts(const CsrMatrix& x, Index num_features,
+                                          Index row_stride) {
+  if (num_features < x.cols()) throw Error("feature_counts: fewer features than columns");
+  if (row_stride < 1) throw Error("feature_counts: row stride must be >= 1");
+  std::vector<std::uint32_t> counts(static_cast<std::size_t>(num_features), 0);
+  for (Index r = 0; r < x.rows(); r += row_stride)
+    for (const Index j : x.row(r).indices) ++counts[static_cast<std::size_t>(j)];
+  return counts;
+}
+
+Index sample_stride(const CsrMatrix& x) {
+  constexpr std::int64_t kSampleNonZeros = std::int64_t{1} << 22;
+  return static_cast<Index>(std::max<std::int64_t>(1, x.nonZeros() / kSampleNonZeros));
+}
+
+std::vector<Index> split_by_counts(const CsrMatrix& x, Index num_features, int parts) {
+  const Index stride = sample_stride(x);
+  const std::vector<std::uint32_t> counts = feature_counts(x, num_features, stride);
+  std::int64_t total = 0;
+  for (const std::uint32_t c : counts) total += c;
+  std::vector<Index> bounds(static_cast<std::size_t>(parts) + 1, num_features);
+  bounds[0] = 0;
+  std::int64_t seen = 0;
+  int part = 1;
+  for (Index j = 0; j < num_features && part < parts; ++j) {
+    seen += counts[static_cast<std::size_t>(j)];
+    // Close part `part` once it holds its share of the non-zeros.
+    while (part < parts && static_cast<double>(seen) >= double(total) * part / parts)
+      bounds[static_cast<std::size_t>(part++)] = j + 1;
+  }
+  return bounds;
+}
+
+bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {
+  if (!c.reorder_features || layer != LayerKind::kSparse) return false;
+  return threads <= 1 || (c.deterministic && c.deterministic_method == DeterministicMethod::kAverage);
+}
+
+FeatureOrder FeatureOrder::by_frequency(const CsrMatrix& x, Index num_features) {
+  const std::vector<std::uint32_t> counts = feature_counts(x, num_features, sample_stride(x));
+  // One 64-bit key per used feature, (inverted count, id): a plain ascending
+  // sort gives the most used first and keeps ties in id order. Unused
+  // features follow in id order.
+  std::vector<std::uint64_t> keys;
+  for (std::size_t j = 0; j < counts.size(); ++j)
+    if (counts[j] > 0) keys.push_back((static_cast<std::uint64_t>(~counts[j]) << 32) | j);
+  std::sort(keys.begin(), keys.end());
+  FeatureOrder order;
+  order.new_of_old_.assign(counts.size(), -1);
+  Index rank = 0;
+  for (const std::uint64_t key : keys) order.new_of_old_[key & 0xffffffffu] = rank++;
+  for (std::size_t j = 0; j < counts.size(); ++j)
+    if (counts[j] == 0) order.new_of_old_[j] = rank++;
+  return order;
+}
+
+void FeatureOrder::apply(CsrMatrix& x) const { x.remap_indices(new_of_old_); }
+
+void FeatureOrder::restore(Model& model) const {
+  if (model.num_features != size())
+    throw Error("FeatureOrder::restore: the model has " + std::to_string(model.num_features) +
+                " features, the order " + std::to_string(size()));
+  // In place, cycle by cycle (row `old` takes row new_of_old[old]), so that a
+  // large matrix is not held twice.
+  const auto k = static_cast<std::size_t>(model.num_outputs);
+  float* w = model.weight.data();
+  std::vector<float> held(k);
+  std::vector<bool> done(new_of_old_.size(), false);
+  for (std::size_t start = 0; start < new_of_old_.size(); ++start) {
+    if (done[start]) continue;
+    std::memcpy(held.data(), w + start * k, k * sizeof(float));
+    std::size_t to = start;
+    for (;;) {
+      done[to] = true;
+      const auto from = static_cast<std::size_t>(new_of_old_[to]);
+      if (from == start) {
+        std::memcpy(w + to * k, held.data(), k * sizeof(float));
+        break;
+      }
+      std::memcpy(w + to * k, w + from * k, k * sizeof(float));
+      to = from;
+    }
+  }
+}
+
+}  // namespace bagel

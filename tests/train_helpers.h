@@ -1,0 +1,22 @@
+// Shared by the training tests: one quiet sparse-layer training run on a
+// fresh all-zero model with classes named "0".."classes-1".
+#pragma once
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bagel/trainer.h"
+
+namespace bagel {
+
+inline Model train_sparse(const Dataset& d, int classes, const OptimizerConfig& c) {
+  std::vector<std::string> names;
+  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+  Model m = Model::zeros(names, true, d.x.cols());
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+  return m;
+}
+
+}  // namespace bagel
