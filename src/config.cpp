@@ -109,6 +109,13 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       r.get_string("deterministic_method", to_string(o.deterministic_method)),
       r.field("deterministic_method"));
   o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
+  o.average = r.get_bool("average", o.average);
+  require(!o.average || o.threads == 1, r.field("average"),
+          "averaging runs on one thread: set optimizer.threads to 1 (it is " +
+              std::to_string(o.threads) + ")");
+  require(!o.average || o.l1 == 0, r.field("average"),
+          "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
+          "of the average): set l1 to 0 or average to false");
   o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
   o.min_delta = r.get_number("min_delta", o.min_delta);
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
@@ -148,7 +155,8 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
                     {"deterministic", o.deterministic},
                     {"deterministic_method", to_string(o.deterministic_method)},
-                    {"reorder_features", o.reorder_features}, {"patience", o.patience},
+                    {"reorder_features", o.reorder_features}, {"average", o.average},
+                    {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;
   return j;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bagel/error.h"
 #include "bagel/loss.h"
 
 namespace bagel {
@@ -51,6 +52,34 @@ void DenseLinearLayer::step(const CsrMatrix& /*x*/, std::span<const Index> rows,
   }
   for (Eigen::Index i = 0; i < weight_.rows(); ++i)
     bias_[i] = static_cast<float>(bias_[i] - eta * g.col(i).cast<double>().sum() / double(b));
+  if (averaging_) {
+    avg_sum_ += weight_.cast<double>();
+    avg_bias_ += bias_.cast<double>();
+    ++avg_steps_;
+  }
+}
+
+void DenseLinearLayer::start_averaging() {
+  averaging_ = true;
+  avg_sum_ = Eigen::MatrixXd::Zero(weight_.rows(), weight_.cols());
+  avg_bias_ = Eigen::VectorXd::Zero(bias_.size());
+  avg_steps_ = 0;
+}
+
+void DenseLinearLayer::write_average(std::span<float> weight, std::span<float> bias) const {
+  const Eigen::Index f = weight_.cols(), k = weight_.rows();
+  if (weight.size() != static_cast<std::size_t>(f * k) || bias.size() != static_cast<std::size_t>(k))
+    throw Error("write_average: arrays of the wrong size");
+  Eigen::Map<RowMajorMatrix> out(weight.data(), f, k);
+  Eigen::Map<Eigen::VectorXf> out_bias(bias.data(), k);
+  if (!averaging_ || avg_steps_ == 0) {
+    out = weight_.transpose();
+    out_bias = bias_;
+    return;
+  }
+  const double inv = 1.0 / static_cast<double>(avg_steps_);
+  out = (avg_sum_ * inv).transpose().cast<float>();
+  out_bias = (avg_bias_ * inv).cast<float>();
 }
 
 void DenseLinearLayer::flush() {

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "bagel/error.h"
+
 namespace bagel {
 
 namespace {
@@ -93,6 +95,8 @@ void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows
   // (Before row windows, rows narrower than a cache line ran faster without.)
   if (weight_.size() * sizeof(float) < kPrefetchMinWeightBytes) return;
   for (const Index r : rows) prefetch_rows(weight_.data(), outputs_, x.row(r));
+  if (averaging_)
+    for (const Index r : rows) prefetch_rows(avg_sum_.data(), outputs_, x.row(r));
 }
 
 void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Index> rows,
@@ -146,6 +150,15 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
     t.l1_added += eta * l1_ / scale;
     const double total = l1_of(thread);
     for (const Index r : rows) catch_up_l1(x.row(r), total);
+  }
+  if (averaging_) {
+    // A -= C_(tau-1) dv with dv = x (c g): the same scatter, coefficient -C c.
+    const auto ca = static_cast<float>(-avg_scale_sum_ * c);
+    for (std::size_t b = 0; b < rows.size(); ++b)
+      kernels_.scatter(avg_sum_.data(), k, x.row(rows[b]), grads + b * k, ca);
+    for (int i = 0; i < k; ++i) avg_bias_[static_cast<std::size_t>(i)] += bias_[i];
+    avg_scale_sum_ += scale;
+    ++avg_steps_;
   }
   // Alone, a thread may fold at once; with others, only merge() may.
   if (threads_.size() == 1 && scale < kMinScale) flush();
@@ -205,9 +218,40 @@ void EmbeddingBagLayer::flush() {
   fold();
 }
 
+void EmbeddingBagLayer::start_averaging() {
+  if (threads_.size() > 1 || l1_ > 0)
+    throw Error("averaging needs one thread and no L1 (see optimizer.average)");
+  averaging_ = true;
+  avg_sum_.assign(weight_.size(), 0.0f);
+  avg_bias_.assign(bias_.size(), 0.0);
+  avg_scale_sum_ = 0.0;
+  avg_steps_ = 0;
+}
+
+void EmbeddingBagLayer::write_average(std::span<float> weight, std::span<float> bias) const {
+  if (weight.size() != weight_.size() || bias.size() != bias_.size())
+    throw Error("write_average: arrays of the wrong size");
+  if (avg_scale_sum_ != 0.0) throw Error("write_average: call flush() first");
+  if (!averaging_ || avg_steps_ == 0) {
+    std::copy(weight_.begin(), weight_.end(), weight.begin());
+    std::copy(bias_.begin(), bias_.end(), bias.begin());
+    return;
+  }
+  const double inv = 1.0 / static_cast<double>(avg_steps_);
+  for (std::size_t j = 0; j < weight.size(); ++j)
+    weight[j] = static_cast<float>(static_cast<double>(avg_sum_[j]) * inv);
+  for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(avg_bias_[i] * inv);
+}
+
 void EmbeddingBagLayer::fold() {
   const std::size_t rows = static_cast<std::size_t>(num_features_);
   const int k = outputs_;
+  if (averaging_ && avg_scale_sum_ != 0.0) {
+    // Close the lazy sum before the stored weights change units: A += C v.
+    for (std::size_t j = 0; j < weight_.size(); ++j)
+      avg_sum_[j] = static_cast<float>(avg_sum_[j] + avg_scale_sum_ * weight_[j]);
+    avg_scale_sum_ = 0.0;
+  }
   if (l1_ > 0) {
     for (std::size_t j = 0; j < rows; ++j) {
       shrink_row(weight_.data() + j * k, k, l1_total_ - l1_applied_[j]);

@@ -436,6 +436,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   } else {
     Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
   }
+  // Averaged SGD: the layer sums the weights of every step; `averaged` holds
+  // their mean after each epoch, which is what validation, early stopping
+  // and the saved model use.
+  std::optional<Model> averaged;
+  if (c.average) {
+    if (threads > 1 && std::is_same_v<Layer, EmbeddingBagLayer>)
+      throw Error("optimizer.average: averaging runs on one thread; set optimizer.threads to 1");
+    layer.start_averaging();
+    averaged = model;
+  }
 
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
@@ -469,7 +479,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
     check_finite(model, rec.train_loss, epoch, c);
-    if (valid != nullptr) rec.valid = evaluate(model, *valid);
+    if (averaged) layer.write_average(averaged->weight, averaged->bias);
+    const Model& current = averaged ? *averaged : model;
+    if (valid != nullptr) rec.valid = evaluate(current, *valid);
     progress.end_epoch(epoch_line(rec, c.epochs));
     summary.history.push_back(rec);
     summary.epochs_run = epoch;
@@ -478,8 +490,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       if (rec.valid->log_loss < best_loss - c.min_delta) {
         best_loss = rec.valid->log_loss;
         best_epoch = epoch;
-        best_weight = model.weight;
-        best_bias = model.bias;
+        best_weight = current.weight;
+        best_bias = current.bias;
         bad_epochs = 0;
       } else if (++bad_epochs >= c.patience) {
         summary.stopped_early = true;
@@ -492,6 +504,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     summary.best_epoch = best_epoch;
     model.weight = std::move(best_weight);
     model.bias = std::move(best_bias);
+  } else if (averaged) {
+    std::copy(averaged->weight.begin(), averaged->weight.end(), model.weight.begin());
+    model.bias = averaged->bias;
   }
   summary.seconds = seconds_since(t_start);
   return summary;

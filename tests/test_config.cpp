@@ -102,6 +102,26 @@ TEST(Config, ReorderFeaturesIsOnByDefaultAndABool) {
   EXPECT_NE(msg.find("optimizer.reorder_features"), std::string::npos) << msg;
 }
 
+TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadAndNoL1) {
+  auto doc = minimal();
+  EXPECT_FALSE(parse_train_config(doc, "/b").optimizer.average);
+  doc["optimizer"] = {{"average", true}};
+  const TrainConfig c = parse_train_config(doc, "/b");
+  EXPECT_TRUE(c.optimizer.average);
+  EXPECT_EQ(c.resolved["optimizer"]["average"], true);
+  doc["optimizer"]["average"] = 1;
+  std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
+  doc["optimizer"] = {{"average", true}, {"threads", 2}};
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
+  doc["optimizer"] = {{"average", true}, {"l1", 0.001}};
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("l1"), std::string::npos) << msg;
+}
+
 TEST(Config, OptimalScheduleNeedsAPenalty) {
   auto doc = minimal();
   doc["optimizer"] = {{"schedule", "optimal"}};

@@ -35,6 +35,7 @@
 #include "bagel/csr.h"
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
+#include "bagel/error.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/loss.h"
 #include "bagel/model.h"
@@ -531,6 +532,75 @@ TYPED_TEST(LayerContract, FiftyStepsTrackTheDoubleOracle) {
   }
 }
 
+// Averaged SGD: the mean of the weights after every step, against the
+// oracle's eager running sum. The sparse layer keeps that sum lazily (one
+// scalar and one array, closed whenever the scale is folded); a flush half
+// way (an epoch end) and a decay strong enough to force folds mid-run
+// exercise the closing. Steps before start_averaging() do not count.
+TYPED_TEST(LayerContract, AveragedWeightsAreTheMeanOfEveryStepsWeights) {
+  constexpr int kSteps = 50, kWarmup = 5;
+  constexpr double kEta = 0.1;
+  for (const double l2 : {0.0, 0.05, 2.5}) {  // 2.5: (1 - eta l2)^50 ~ 1e-6, folds mid-run
+    for (int classes : {2, 4}) {
+      for (int batch : {1, 4}) {
+        const Dataset d = make_dataset({.rows = 30, .features = 20, .classes = classes, .seed = 12});
+        const Model start = random_model(classes, 20, 15, 0.3);
+        Harness<TypeParam> h(start, l2, 0.0);
+        Oracle oracle(start, l2, 0.0);
+        const int k = start.num_outputs;
+        std::vector<double> sum_w(oracle.w.size(), 0.0), sum_b(oracle.b.size(), 0.0);
+        int step = 0;
+        for (const std::vector<Index>& rows : batch_order(d.x.rows(), batch, kSteps + kWarmup, 23)) {
+          if (step == kWarmup) h.layer.start_averaging();
+          if (step == kWarmup + kSteps / 2) h.flushed();
+          train_step(h, d, rows, kEta);
+          const std::vector<double> z = oracle.forward(d.x, rows);
+          std::vector<double> g(z.size());
+          for (std::size_t b = 0; b < rows.size(); ++b)
+            oracle_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k);
+          oracle.step(d.x, rows, g, kEta);
+          if (step++ < kWarmup) continue;
+          for (std::size_t i = 0; i < sum_w.size(); ++i) sum_w[i] += oracle.w[i];
+          for (std::size_t i = 0; i < sum_b.size(); ++i) sum_b[i] += oracle.b[i];
+        }
+        const Model& last = h.flushed();
+        std::vector<float> avg_w(last.weight.size()), avg_b(last.bias.size());
+        h.layer.write_average(avg_w, avg_b);
+        std::vector<float> want_w(sum_w.size()), want_b(sum_b.size());
+        for (std::size_t i = 0; i < sum_w.size(); ++i) want_w[i] = float(sum_w[i] / kSteps);
+        for (std::size_t i = 0; i < sum_b.size(); ++i) want_b[i] = float(sum_b[i] / kSteps);
+        const double tol = weight_tolerance(kSteps, max_abs(want_w));
+        const std::string where = "l2=" + format_g(l2) + " K=" + std::to_string(k) +
+                                  " B=" + std::to_string(batch);
+        EXPECT_LE(max_abs_diff(avg_w, want_w), tol) << where;
+        EXPECT_LE(max_abs_diff(avg_b, want_b), tol) << where;
+        // The mean is not the last iterate (which the model keeps training on).
+        EXPECT_GT(max_abs_diff(avg_w, last.weight), 100 * tol) << where;
+      }
+    }
+  }
+}
+
+TEST(Averaging, WithoutStepsTheAverageIsTheCurrentModel) {
+  Model m = random_model(4, 10, 3);
+  EmbeddingBagLayer layer(m.weight, m.bias, m.num_features, m.num_outputs, 0.01, 0.0);
+  layer.start_averaging();
+  layer.flush();
+  std::vector<float> w(m.weight.size()), b(m.bias.size());
+  layer.write_average(w, b);
+  EXPECT_EQ(w, m.weight);
+  EXPECT_EQ(b, m.bias);
+}
+
+TEST(Averaging, SparseLayerRefusesThreadsAndL1) {
+  Model m = random_model(2, 10, 3);
+  EmbeddingBagLayer with_l1(m.weight, m.bias, m.num_features, m.num_outputs, 0.0, 0.01);
+  EXPECT_THROW(with_l1.start_averaging(), Error);
+  EmbeddingBagLayer hogwild(m.weight, m.bias, m.num_features, m.num_outputs, 0.0, 0.0);
+  hogwild.set_threads(2);
+  EXPECT_THROW(hogwild.start_averaging(), Error);
+}
+
 // ---------------------------------------------------------------------------
 // Cross-layer: the sparse and the dense float32 layers side by side.
 
@@ -901,6 +971,35 @@ TEST_P(TrainBothLayers, ShortRunGivesTheSameWeights) {
   EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol);
   EXPECT_GT(max_abs(dense.weight), 1000 * tol) << "training must move the weights";
   if (c.l1 > 0) expect_same_zeros(sparse.weight, dense.weight);
+}
+
+// optimizer.average through train_model: both layers save the same mean
+// weights, which differ from the last iterate's.
+TEST_P(TrainBothLayers, AveragedRunGivesTheSameMeanWeights) {
+  const TrainCase c = GetParam();
+  if (c.l1 > 0) GTEST_SKIP() << "averaging does not combine with l1";
+  const Dataset d = make_dataset({.rows = 48, .features = 24, .classes = c.classes, .seed = 81});
+  OptimizerConfig o = config(c, 2);
+  const Model plain = train(LayerKind::kSparse, d, o, c.classes);
+  o.average = true;
+  const Model sparse = train(LayerKind::kSparse, d, o, c.classes);
+  const Model dense = train(LayerKind::kDense, d, o, c.classes);
+  const int steps = o.epochs * ((d.x.rows() + c.batch - 1) / c.batch);
+  const double tol = weight_tolerance(steps, max_abs(dense.weight));
+  EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << c.name;
+  EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << c.name;
+  EXPECT_GT(max_abs_diff(sparse.weight, plain.weight), 100 * tol) << c.name;
+}
+
+TEST(Averaging, TrainerRefusesSparseThreads) {
+  const Dataset d = make_dataset({.rows = 4000, .features = 24, .classes = 2, .seed = 81});
+  OptimizerConfig o;
+  o.epochs = 1;
+  o.threads = 2;
+  o.average = true;
+  Model m = Model::zeros(class_names(2), false, d.x.cols());
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  EXPECT_THROW(train_model(m, d, nullptr, o, LayerKind::kSparse, quiet), Error);
 }
 
 // Many epochs: rounding differences have had thousands of steps to grow, so

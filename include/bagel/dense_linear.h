@@ -11,6 +11,7 @@
 // against an honest dense baseline and not a naive loop.
 #pragma once
 
+#include <cstdint>
 #include <span>
 
 #include <Eigen/Dense>
@@ -50,6 +51,11 @@ class DenseLinearLayer {
   // Writes W.T and b back into the model (embedding layout).
   void flush();
 
+  // Averaged SGD, eagerly: from the next step on, sums W and b (in double)
+  // after every step; write_average() gives the mean in the model layout.
+  void start_averaging();
+  void write_average(std::span<float> weight, std::span<float> bias) const;
+
   const RowMajorMatrix& weight() const { return weight_; }
 
  private:
@@ -60,6 +66,10 @@ class DenseLinearLayer {
   Eigen::VectorXf bias_;
   RowMajorMatrix batch_;    // densified rows of the current batch
   RowMajorMatrix grad_w_;   // (K, F) scratch, reused
+  bool averaging_ = false;
+  Eigen::MatrixXd avg_sum_;     // (K, F) sum of W over the steps
+  Eigen::VectorXd avg_bias_;
+  std::int64_t avg_steps_ = 0;
 };
 
 // Inference through the dense path: probabilities of rows [begin, end),

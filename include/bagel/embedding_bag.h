@@ -18,6 +18,15 @@
 //   q_j = the part of U already applied; touching row j first applies U - q_j
 //   (Tsuruoka et al. 2009, cumulative penalty, made exact by applying it
 //   before the row is read). This matches the dense path's eager updates.
+// * Averaging (averaged SGD, Polyak-Ruppert; scikit-learn's average=True).
+//   The model is the mean of w_1..w_T, the weights after each step, which
+//   change everywhere at every step (the decay). With w_t = s_t v_t and v
+//   changed by dv_tau at step tau (only the touched rows),
+//     sum_t w_t = C_T v_T - sum_tau C_(tau-1) dv_tau,   C_t = s_1 + ... + s_t,
+//   so we keep the scalar C and one array A, adding -C_(tau-1) dv_tau to the
+//   touched rows of A along with each update (Xu 2011; scikit-learn's
+//   average_a/average_b do the same). Folding the scale closes the sum:
+//   A += C v, C = 0; then A holds sum_t w_t and the mean is A / T.
 #pragma once
 
 #include <cstdint>
@@ -281,6 +290,13 @@ class EmbeddingBagLayer {
   // (O(F K)). Afterwards the weight span holds the true weights.
   void flush();
 
+  // --- averaged SGD (one thread, no L1; see the top of this file) ---
+  // From the next step on, also sums the weights after every step.
+  void start_averaging();
+  // Mean weights (num_features x outputs) and bias of the steps since
+  // start_averaging(); the current ones if there were none. After flush().
+  void write_average(std::span<float> weight, std::span<float> bias) const;
+
   // --- deterministic parallel mode (thread 0's state; callers synchronise) ---
   // Pending L1 of the features in [lo, hi) that `rows` touch.
   void catch_up_range(const CsrMatrix& x, std::span<const Index> rows, Index lo, Index hi);
@@ -320,6 +336,11 @@ class EmbeddingBagLayer {
   double l1_total_ = 0.0;           // merged U, in stored units
   std::vector<ThreadState> threads_;
   std::vector<double> l1_applied_;  // q_j per feature row (only with L1)
+  bool averaging_ = false;
+  std::vector<float> avg_sum_;       // A: sum of the weights, lazily (stored units)
+  std::vector<double> avg_bias_;     // sum of the biases
+  double avg_scale_sum_ = 0.0;       // C since A was last closed
+  std::int64_t avg_steps_ = 0;       // T
 };
 
 }  // namespace bagel

@@ -278,6 +278,35 @@ class TrainCommandLine(unittest.TestCase):
                     for r in (True, False))
             self.assertEqual(a, b)
 
+    def test_average_saves_the_mean_model_and_reports_its_metrics(self):
+        # Averaged SGD: the saved weights are the mean iterate (not the last
+        # one), the same with and without feature renumbering, and the train
+        # metrics in model.json are those of the saved model (recomputed here
+        # with numpy from weight.npy and bias.npy).
+        models = {}
+        for average, reorder in ((False, True), (True, True), (True, False)):
+            out = self.dir / f"avg_{average}_{reorder}"
+            c = self.config(output=str(out))
+            c["optimizer"].update(average=average, reorder_features=reorder)
+            proc = self.train(c, "--quiet")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            models[average, reorder] = out
+        plain, on, off = (np.load(models[k] / "weight.npy")
+                          for k in ((False, True), (True, True), (True, False)))
+        self.assertEqual(on.tobytes(), off.tobytes())
+        self.assertGreater(np.abs(on - plain).max(), 1e-4)
+        out = models[True, True]
+        self.assertIs(json.loads((out / "model.json").read_text())["config"]["optimizer"]["average"],
+                      True)
+        x = sp.load_npz(self.data / "train.npz").astype(np.float64)
+        z = x @ on.astype(np.float64) + np.load(out / "bias.npy").astype(np.float64)
+        labels = (self.data / "train.labels").read_text().split()
+        classes = json.loads((out / "model.json").read_text())["classes"]
+        predicted = [classes[1] if v > 0 else classes[0] for v in z[:, 0]]
+        accuracy = np.mean([p == t for p, t in zip(predicted, labels)])
+        reported = json.loads((out / "model.json").read_text())["training"]["train_metrics"]
+        self.assertAlmostEqual(reported["accuracy"], accuracy, places=6)
+
     def test_quiet_prints_nothing(self):
         c = self.config(valid={"features": str(self.data / "valid.npz"),
                                "labels": str(self.data / "valid.labels")})
