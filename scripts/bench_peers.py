@@ -68,7 +68,7 @@ def worker_sklearn(a) -> int:
     load_s = time.perf_counter() - t0
     clf = SGDClassifier(loss="log_loss", penalty="l2", alpha=a.l2, learning_rate="constant",
                         eta0=a.lr, max_iter=a.epochs, tol=None, shuffle=True,
-                        random_state=a.seed, n_jobs=a.threads, average=False)
+                        random_state=a.seed, n_jobs=a.threads, average=a.average)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         t1 = time.perf_counter()
@@ -650,7 +650,9 @@ def run_once(cfg: Config, ds: Dataset, a, work: Path, bagel: Path, seed: int) ->
                               "l1": 0.0, "seed": seed, "shuffle": True,
                               "threads": cfg.threads},
                 "output": str(work / "model")}
-        if cfg.variant:  # "average" or "exact": the deterministic parallel modes
+        if cfg.variant == "sgd-average":  # averaged SGD (optimizer.average)
+            conf["optimizer"]["average"] = True
+        elif cfg.variant:  # "average" or "exact": the deterministic parallel modes
             conf["optimizer"].update({"deterministic": True, "deterministic_method": cfg.variant})
         (work / "config.json").write_text(json.dumps(conf, indent=1))
         pt = timed([bagel, "train", "-c", work / "config.json", "-q"], log, limit, cfg.threads)
@@ -681,6 +683,8 @@ def run_once(cfg: Config, ds: Dataset, a, work: Path, bagel: Path, seed: int) ->
                     work / "proba.npy", "--report", work / "report.json"]
         if cfg.kind == "torch":
             cmd += ["--variant", cfg.variant, "--batch", cfg.batch, "--max-seconds", a.timeout]
+        if cfg.kind == "sklearn" and cfg.variant == "average":
+            cmd += ["--average"]
         p = timed(cmd, log, limit, cfg.threads, ok_codes=(0, SKIP_EXIT))
         if p.timed_out:
             return stopped(p, f"the {cfg.kind} run")
@@ -748,9 +752,11 @@ def configs_for(ds: Dataset, a) -> list[Config]:
         Config("bagel", "bagel", 1, 1, e, lr),
         Config("bagel", "bagel", 2, 1, e, lr),
         Config("bagel", "bagel", 1, b, e, lrb),
+        Config("bagel, averaged SGD", "bagel", 1, 1, e, lr, "sgd-average"),
         Config("bagel, deterministic average", "bagel", 2, 1, e, lr, "average"),
         Config("bagel, deterministic exact", "bagel", 2, b, e, lrb, "exact"),
         Config("sklearn SGDClassifier", "sklearn", 1, 1, e, lr),
+        Config("sklearn SGDClassifier, average=True", "sklearn", 1, 1, e, lr, "average"),
     ]
     if multi:
         out.append(Config("sklearn SGDClassifier", "sklearn", 2, 1, e, lr))
@@ -1129,6 +1135,9 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
         "model). 'deterministic exact': each mini-batch split between the threads, the model "
         "bit-identical to one thread at that batch size. bagel caps threads at one per 1000 "
         "training rows, so the fortunes sets train on one thread.",
+        "Averaged rows: 'bagel, averaged SGD' sets optimizer.average (the model is the mean of "
+        "every step's weights) and 'SGDClassifier, average=True' is scikit-learn's same option; "
+        "other settings as the plain rows.",
         f"Repeats: up to {repeats} for the fortunes sets and {big_repeats} for the generated "
         f"sets. Every configuration runs once first; further repeats run round-robin across "
         f"tools, cheapest first, within a {a.budget_minutes:g}-minute budget for the whole "
@@ -1233,6 +1242,7 @@ def parse_args(argv: list[str]):
         w.add_argument("--variant", choices=["sparse", "dense"], default="sparse")
         w.add_argument("--batch", type=int, default=1)
         w.add_argument("--max-seconds", type=float, default=0)
+        w.add_argument("--average", action="store_true", help="sklearn: average=True")
     if not argv or argv[0] not in ("run", "worker-sklearn", "worker-torch", "-h", "--help"):
         argv = ["run"] + argv
     return p.parse_args(argv)
