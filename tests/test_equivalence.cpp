@@ -494,6 +494,16 @@ TYPED_TEST(LayerContract, OneStepWithL2AndL1MatchesEagerOracleIncludingExactZero
 // eta l1 or eta l2 |W|, ~1e-3, far above 4 * 50 * kEps ~ 2e-5.
 constexpr double kDriftPerStep = 4.0;
 
+// The oracle's own forward, head and step on one batch.
+void oracle_train_step(Oracle& oracle, const Dataset& d, std::span<const Index> rows, double eta) {
+  const int k = oracle.k;
+  const std::vector<double> z = oracle.forward(d.x, rows);
+  std::vector<double> g(z.size());
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    oracle_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k);
+  oracle.step(d.x, rows, g, eta);
+}
+
 double weight_tolerance(int steps, double weight_scale) {
   return kDriftPerStep * double(std::max(steps, 1)) * kEps * std::max(1.0, weight_scale);
 }
@@ -514,11 +524,7 @@ TYPED_TEST(LayerContract, FiftyStepsTrackTheDoubleOracle) {
         const int k = start.num_outputs;
         for (const std::vector<Index>& rows : batch_order(d.x.rows(), batch, kSteps, 23)) {
           train_step(h, d, rows, kEta);
-          const std::vector<double> z = oracle.forward(d.x, rows);
-          std::vector<double> g(z.size());
-          for (std::size_t b = 0; b < rows.size(); ++b)
-            oracle_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k);
-          oracle.step(d.x, rows, g, kEta);
+          oracle_train_step(oracle, d, rows, kEta);
         }
         const Model& after = h.flushed();
         const std::vector<float> want(oracle.w.begin(), oracle.w.end());
@@ -554,11 +560,7 @@ TYPED_TEST(LayerContract, AveragedWeightsAreTheMeanOfEveryStepsWeights) {
           if (step == kWarmup) h.layer.start_averaging();
           if (step == kWarmup + kSteps / 2) h.flushed();
           train_step(h, d, rows, kEta);
-          const std::vector<double> z = oracle.forward(d.x, rows);
-          std::vector<double> g(z.size());
-          for (std::size_t b = 0; b < rows.size(); ++b)
-            oracle_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k);
-          oracle.step(d.x, rows, g, kEta);
+          oracle_train_step(oracle, d, rows, kEta);
           if (step++ < kWarmup) continue;
           for (std::size_t i = 0; i < sum_w.size(); ++i) sum_w[i] += oracle.w[i];
           for (std::size_t i = 0; i < sum_b.size(); ++i) sum_b[i] += oracle.b[i];
