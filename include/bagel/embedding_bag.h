@@ -51,6 +51,17 @@ inline Vec8 load8(const float* p) {
 }
 inline void store8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
+// Four floats (one SSE register): the K % 8 >= 4 part of a row, so that K = 20
+// is three vector operations per non-zero rather than two and four scalar.
+typedef float Vec4 __attribute__((vector_size(16)));
+
+inline Vec4 load4(const float* p) {
+  Vec4 v;
+  __builtin_memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store4(float* p, Vec4 v) { __builtin_memcpy(p, &v, sizeof v); }
+
 // The per-non-zero loops below must not be auto-vectorised: GCC turns them
 // into AVX-512 gathers plus shuffles and horizontal sums, measured slower
 // than the scalar index walk. The K-wide arithmetic is vectorised
@@ -78,17 +89,21 @@ BAGEL_NO_AUTOVEC inline void bag_sum(const float* __restrict E, RowView row, flo
     for (; p < n; ++p) a0 += val[p] * E[idx[p]];
     z[0] += (a0 + a1) + (a2 + a3);
   } else {
-    constexpr int kVecs = K / 8, kRest = K % 8;
+    constexpr int kVecs = K / 8, kHalf = (K % 8) / 4, kRest = K % 4;
+    constexpr int kTail = 8 * kVecs + 4 * kHalf;  // first output of the scalar rest
     Vec8 acc[kVecs > 0 ? kVecs : 1] = {};
+    Vec4 half = {};
     float rest[kRest > 0 ? kRest : 1] = {};
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       const float* e = E + static_cast<std::size_t>(idx[p]) * K;
       for (int v = 0; v < kVecs; ++v) acc[v] += x * load8(e + 8 * v);
-      for (int i = 0; i < kRest; ++i) rest[i] += x * e[8 * kVecs + i];
+      if constexpr (kHalf) half += x * load4(e + 8 * kVecs);
+      for (int i = 0; i < kRest; ++i) rest[i] += x * e[kTail + i];
     }
     for (int v = 0; v < kVecs; ++v) store8(z + 8 * v, load8(z + 8 * v) + acc[v]);
-    for (int i = 0; i < kRest; ++i) z[8 * kVecs + i] += rest[i];
+    if constexpr (kHalf) store4(z + 8 * kVecs, load4(z + 8 * kVecs) + half);
+    for (int i = 0; i < kRest; ++i) z[kTail + i] += rest[i];
   }
 }
 
@@ -102,16 +117,20 @@ BAGEL_NO_AUTOVEC inline void bag_scatter(float* __restrict E, RowView row, const
     const float gc = c * g[0];
     for (std::size_t p = 0; p < n; ++p) E[idx[p]] += val[p] * gc;
   } else {
-    constexpr int kVecs = K / 8, kRest = K % 8;
+    constexpr int kVecs = K / 8, kHalf = (K % 8) / 4, kRest = K % 4;
+    constexpr int kTail = 8 * kVecs + 4 * kHalf;
     Vec8 gv[kVecs > 0 ? kVecs : 1];
+    Vec4 gh = {};
     float gr[kRest > 0 ? kRest : 1];
     for (int v = 0; v < kVecs; ++v) gv[v] = c * load8(g + 8 * v);
-    for (int i = 0; i < kRest; ++i) gr[i] = c * g[8 * kVecs + i];
+    if constexpr (kHalf) gh = c * load4(g + 8 * kVecs);
+    for (int i = 0; i < kRest; ++i) gr[i] = c * g[kTail + i];
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       float* e = E + static_cast<std::size_t>(idx[p]) * K;
       for (int v = 0; v < kVecs; ++v) store8(e + 8 * v, load8(e + 8 * v) + x * gv[v]);
-      for (int i = 0; i < kRest; ++i) e[8 * kVecs + i] += x * gr[i];
+      if constexpr (kHalf) store4(e + 8 * kVecs, load4(e + 8 * kVecs) + x * gh);
+      for (int i = 0; i < kRest; ++i) e[kTail + i] += x * gr[i];
     }
   }
 }
