@@ -1056,13 +1056,13 @@ INSTANTIATE_TEST_SUITE_P(
 namespace bagel {
 namespace {
 
-// Every kernel instance (scalar K=1, fixed K with vector and scalar parts,
-// and the blocked any-K path above 32) against a naive double sum, on rows
+// Every kernel instance (scalar K=1; fixed K with 8-wide, 4-wide and scalar
+// parts, alone and together; the blocked any-K path above 32) against a naive double sum, on rows
 // with unsorted and repeated indices.
 TEST(KernelWidths, ForwardAndScatterMatchNaiveForEveryOutputCount) {
   const CsrMatrix x(3, 50, {0, 5, 5, 9}, {7, 3, 7, 49, 0, 12, 1, 12, 30},
                     {1.5f, -2.f, 0.5f, 3.f, 1.f, 2.f, -1.f, 0.25f, 4.f});
-  for (const int k : {1, 2, 7, 8, 9, 20, 31, 32, 33, 40, 64, 100}) {
+  for (const int k : {1, 2, 4, 7, 8, 9, 12, 13, 20, 28, 31, 32, 33, 40, 64, 100}) {
     std::vector<float> e(static_cast<std::size_t>(50) * k);
     for (std::size_t i = 0; i < e.size(); ++i) e[i] = static_cast<float>(static_cast<int>(i * 37 % 101) - 50) / 50.0f;
     const detail::BagKernels kern = detail::BagKernels::for_outputs(k);
