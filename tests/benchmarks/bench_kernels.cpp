@@ -1,6 +1,8 @@
 // Micro-benchmarks of the EmbeddingBag kernels (Google Benchmark): forward
-// (bag sum) and one SGD step (scatter) per non-zero, for K = 1, 2, 20, 100
-// outputs, with the weights resident in L2 and at a 2^20 vocabulary.
+// (bag sum), backward (one SGD step: the scatter into the rows) and both, per
+// non-zero, for K = 1, 2, 20, 100 outputs, with the weights resident in L2
+// and at a 2^20 vocabulary. Each iteration is one row, the next row's weights
+// prefetched as in training.
 //
 //   cmake -B build -DBAGEL_BUILD_BENCHMARKS=ON && cmake --build build -t bench_kernels
 //   build/bench_kernels --benchmark_counters_tabular=true
@@ -39,7 +41,7 @@ struct Fixture {
 // Vocabulary whose K-wide weights fill about half of a 1.25 MiB L2.
 Index l2_features(int outputs) { return static_cast<Index>((640 * 1024) / (4 * outputs)); }
 
-void run(benchmark::State& state, Index features, bool with_step) {
+void run(benchmark::State& state, Index features, bool with_forward, bool with_step) {
   const int k = static_cast<int>(state.range(0));
   Fixture f(features, k);
   bagel::EmbeddingBagLayer layer(f.weight, f.bias, features, k, 1e-6, 0.0);
@@ -51,7 +53,7 @@ void run(benchmark::State& state, Index features, bool with_step) {
     const std::span<const Index> row(&f.order[i], 1);
     const std::span<const Index> next(&f.order[(i + 1) % n], 1);
     layer.prefetch(f.data.x, next);
-    layer.forward(f.data.x, row, logits.data());
+    if (with_forward) layer.forward(f.data.x, row, logits.data());
     if (with_step) layer.step(f.data.x, row, grads.data(), 1e-3);
     benchmark::DoNotOptimize(logits.data());
     nnz += static_cast<std::int64_t>(f.data.x.row(f.order[i]).size());
@@ -62,13 +64,19 @@ void run(benchmark::State& state, Index features, bool with_step) {
                                                 benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
-void BM_Forward_L2(benchmark::State& s) { run(s, l2_features(static_cast<int>(s.range(0))), false); }
-void BM_Forward_2p20(benchmark::State& s) { run(s, 1 << 20, false); }
-void BM_ForwardStep_L2(benchmark::State& s) { run(s, l2_features(static_cast<int>(s.range(0))), true); }
-void BM_ForwardStep_2p20(benchmark::State& s) { run(s, 1 << 20, true); }
+Index l2(const benchmark::State& s) { return l2_features(static_cast<int>(s.range(0))); }
+
+void BM_Forward_L2(benchmark::State& s) { run(s, l2(s), true, false); }
+void BM_Forward_2p20(benchmark::State& s) { run(s, 1 << 20, true, false); }
+void BM_Backward_L2(benchmark::State& s) { run(s, l2(s), false, true); }
+void BM_Backward_2p20(benchmark::State& s) { run(s, 1 << 20, false, true); }
+void BM_ForwardStep_L2(benchmark::State& s) { run(s, l2(s), true, true); }
+void BM_ForwardStep_2p20(benchmark::State& s) { run(s, 1 << 20, true, true); }
 
 BENCHMARK(BM_Forward_L2)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
 BENCHMARK(BM_Forward_2p20)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
+BENCHMARK(BM_Backward_L2)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
+BENCHMARK(BM_Backward_2p20)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
 BENCHMARK(BM_ForwardStep_L2)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
 BENCHMARK(BM_ForwardStep_2p20)->Arg(1)->Arg(2)->Arg(20)->Arg(100);
 
