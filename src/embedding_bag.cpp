@@ -233,8 +233,9 @@ void EmbeddingBagLayer::write_average(std::span<float> weight, std::span<float> 
     throw Error("write_average: arrays of the wrong size");
   if (avg_scale_sum_ != 0.0) throw Error("write_average: call flush() first");
   if (!averaging_ || avg_steps_ == 0) {
-    std::copy(weight_.begin(), weight_.end(), weight.begin());
-    std::copy(bias_.begin(), bias_.end(), bias.begin());
+    // (The trainer may pass the layer's own arrays: then there is nothing to copy.)
+    if (weight.data() != weight_.data()) std::copy(weight_.begin(), weight_.end(), weight.begin());
+    if (bias.data() != bias_.data()) std::copy(bias_.begin(), bias_.end(), bias.begin());
     return;
   }
   const double inv = 1.0 / static_cast<double>(avg_steps_);

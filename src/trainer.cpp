@@ -436,15 +436,17 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   } else {
     Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
   }
-  // Averaged SGD: the layer sums the weights of every step; `averaged` holds
-  // their mean after each epoch, which is what validation, early stopping
-  // and the saved model use.
+  // Averaged SGD: the layer sums the weights of every step, and their mean
+  // is what validation, early stopping and the saved model use. With a
+  // validation set `averaged` holds the mean after each epoch; without one
+  // the mean is written over the model once, at the end (no third copy of
+  // the weights: 84 MB at 2^20 features and 20 classes).
   std::optional<Model> averaged;
   if (c.average) {
     if (threads > 1 && std::is_same_v<Layer, EmbeddingBagLayer>)
       throw Error("optimizer.average: averaging runs on one thread; set optimizer.threads to 1");
     layer.start_averaging();
-    averaged = model;
+    if (valid != nullptr) averaged = model;
   }
 
   double best_loss = std::numeric_limits<double>::infinity();
@@ -507,6 +509,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   } else if (averaged) {
     std::copy(averaged->weight.begin(), averaged->weight.end(), model.weight.begin());
     model.bias = averaged->bias;
+  } else if (c.average) {
+    layer.write_average(model.weight, model.bias);
   }
   summary.seconds = seconds_since(t_start);
   return summary;

@@ -948,10 +948,11 @@ class TrainBothLayers : public ::testing::TestWithParam<TrainCase> {
     o.threads = 1;
     return o;
   }
-  static Model train(LayerKind layer, const Dataset& d, const OptimizerConfig& o, int classes) {
+  static Model train(LayerKind layer, const Dataset& d, const OptimizerConfig& o, int classes,
+                     const Dataset* valid = nullptr) {
     Model m = Model::zeros(class_names(classes), false, d.x.cols());
     Progress quiet(Progress::Mode::kQuiet, std::cerr);
-    train_model(m, d, nullptr, o, layer, quiet);
+    train_model(m, d, valid, o, layer, quiet);
     return m;
   }
 };
@@ -991,6 +992,14 @@ TEST_P(TrainBothLayers, AveragedRunGivesTheSameMeanWeights) {
   EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << c.name;
   EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << c.name;
   EXPECT_GT(max_abs_diff(sparse.weight, plain.weight), 100 * tol) << c.name;
+  // With a validation set the trainer keeps the mean in a copy of the model
+  // after every epoch (for the metrics); the saved model is the same.
+  for (const LayerKind layer : {LayerKind::kSparse, LayerKind::kDense}) {
+    const Model alone = layer == LayerKind::kSparse ? sparse : dense;
+    const Model validated = train(layer, d, o, c.classes, &d);
+    EXPECT_EQ(validated.weight, alone.weight) << c.name;
+    EXPECT_EQ(validated.bias, alone.bias) << c.name;
+  }
 }
 
 TEST(Averaging, TrainerRefusesSparseThreads) {

@@ -314,6 +314,7 @@ class EmbeddingBagLayer {
   void start_averaging();
   // Mean weights (num_features x outputs) and bias of the steps since
   // start_averaging(); the current ones if there were none. After flush().
+  // The output may be the layer's own weight and bias (the last call).
   void write_average(std::span<float> weight, std::span<float> bias) const;
 
   // --- deterministic parallel mode (thread 0's state; callers synchronise) ---
