@@ -110,9 +110,12 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       r.field("deterministic_method"));
   o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
   o.average = r.get_bool("average", o.average);
-  require(!o.average || o.threads == 1, r.field("average"),
-          "averaging runs on one thread: set optimizer.threads to 1 (it is " +
-              std::to_string(o.threads) + ")");
+  require(!o.average || o.threads == 1 ||
+              (o.deterministic && o.deterministic_method == DeterministicMethod::kAverage),
+          r.field("average"),
+          "averaging runs on one thread or with deterministic_method \"average\": set "
+          "optimizer.threads to 1 (it is " + std::to_string(o.threads) +
+              "), or deterministic to true and deterministic_method to \"average\"");
   require(!o.average || o.l1 == 0, r.field("average"),
           "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
           "of the average): set l1 to 0 or average to false");

@@ -141,6 +141,7 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
 class Replicas {
  public:
   // Copies for ranks 1..threads-1 (rank 0 trains `layer0` on the model).
+  // With averaged SGD each replica also sums its own steps' weights.
   Replicas(const Model& model, const OptimizerConfig& c, int threads) {
     const std::size_t copies = static_cast<std::size_t>(std::max(threads - 1, 0));
     weight_.reserve(copies);
@@ -151,6 +152,29 @@ class Replicas {
       bias_.push_back(std::vector<float>(model.bias.size()));
       layers_.emplace_back(weight_.back(), bias_.back(), model.num_features, model.num_outputs,
                            c.l2, c.l1);
+      if (c.average) layers_.back().start_averaging();
+    }
+  }
+
+  // Averaged SGD: the mean of every replica's steps' weights, all replicas
+  // pooled (sum of their sums over the sum of their step counts), into
+  // `weight` and `bias` (which may be layer0's own). After run_epoch.
+  void write_average(const EmbeddingBagLayer& layer0, std::span<float> weight,
+                     std::span<float> bias) const {
+    std::int64_t steps = layer0.average_steps();
+    for (const EmbeddingBagLayer& l : layers_) steps += l.average_steps();
+    if (steps == 0) return layer0.write_average(weight, bias);
+    const double inv = 1.0 / static_cast<double>(steps);
+    const std::span<const float> sum0 = layer0.average_weight_sum();
+    for (std::size_t j = 0; j < weight.size(); ++j) {
+      double sum = sum0[j];
+      for (const EmbeddingBagLayer& l : layers_) sum += l.average_weight_sum()[j];
+      weight[j] = static_cast<float>(sum * inv);
+    }
+    for (std::size_t i = 0; i < bias.size(); ++i) {
+      double sum = layer0.average_bias_sum()[i];
+      for (const EmbeddingBagLayer& l : layers_) sum += l.average_bias_sum()[i];
+      bias[i] = static_cast<float>(sum * inv);
     }
   }
 
@@ -443,11 +467,17 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   // the weights: 84 MB at 2^20 features and 20 classes).
   std::optional<Model> averaged;
   if (c.average) {
-    if (threads > 1 && std::is_same_v<Layer, EmbeddingBagLayer>)
-      throw Error("optimizer.average: averaging runs on one thread; set optimizer.threads to 1");
+    if (threads > 1 && !replicas && std::is_same_v<Layer, EmbeddingBagLayer>)
+      throw Error("optimizer.average: averaging runs on one thread or with deterministic_method "
+                  "\"average\"; set optimizer.threads to 1");
     layer.start_averaging();
     if (valid != nullptr) averaged = model;
   }
+  auto write_average = [&](std::span<float> weight, std::span<float> bias) {
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+      if (replicas) return replicas->write_average(layer, weight, bias);
+    layer.write_average(weight, bias);
+  };
 
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
@@ -481,7 +511,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
     check_finite(model, rec.train_loss, epoch, c);
-    if (averaged) layer.write_average(averaged->weight, averaged->bias);
+    if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
     if (valid != nullptr) rec.valid = evaluate(current, *valid);
     progress.end_epoch(epoch_line(rec, c.epochs));
@@ -510,7 +540,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     std::copy(averaged->weight.begin(), averaged->weight.end(), model.weight.begin());
     model.bias = averaged->bias;
   } else if (c.average) {
-    layer.write_average(model.weight, model.bias);
+    write_average(model.weight, model.bias);
   }
   summary.seconds = seconds_since(t_start);
   return summary;

@@ -102,7 +102,7 @@ TEST(Config, ReorderFeaturesIsOnByDefaultAndABool) {
   EXPECT_NE(msg.find("optimizer.reorder_features"), std::string::npos) << msg;
 }
 
-TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadAndNoL1) {
+TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadOrReplicasAndNoL1) {
   auto doc = minimal();
   EXPECT_FALSE(parse_train_config(doc, "/b").optimizer.average);
   doc["optimizer"] = {{"average", true}};
@@ -116,6 +116,10 @@ TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadAndNoL1) {
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
   EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
+  doc["optimizer"]["deterministic"] = true;  // exact: refused too
+  EXPECT_NE(error_of(doc).find("optimizer.average"), std::string::npos);
+  doc["optimizer"]["deterministic_method"] = "average";  // replicas: each one averages
+  EXPECT_TRUE(parse_train_config(doc, "/b").optimizer.average);
   doc["optimizer"] = {{"average", true}, {"l1", 0.001}};
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;

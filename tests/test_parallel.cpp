@@ -154,6 +154,47 @@ TEST_P(AveragedReplicas, LearnsAlmostAsWellAsOneThread) {
   EXPECT_GE(acc_two, acc_one - 0.06);
 }
 
+TEST_P(AveragedReplicas, AveragedSgdPoolsTheStepsOfEveryReplica) {
+  // optimizer.average with replicas: the model is the mean of the weights
+  // after every step of every replica. Over one unshuffled epoch, replica r
+  // takes the steps of half r trained alone, so the model is the two halves'
+  // averaged models weighted by their step counts (1500 and 1501).
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 3001, 4);
+  OptimizerConfig c = config(2, true, 1, DeterministicMethod::kAverage);
+  c.epochs = 1;
+  c.shuffle = false;
+  c.l1 = 0;
+  c.average = true;
+  const Model pooled = train_sparse(d, classes, c);
+  OptimizerConfig alone = c;
+  alone.threads = 1;
+  alone.deterministic = false;
+  const Index half = d.x.rows() / 2;
+  const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
+  const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
+  const double ta = half, tb = d.x.rows() - half;
+  double largest = 0, worst = 0;
+  for (std::size_t i = 0; i < a.weight.size(); ++i) {
+    const double want = (ta * a.weight[i] + tb * b.weight[i]) / (ta + tb);
+    largest = std::max(largest, std::abs(want));
+    worst = std::max(worst, std::abs(want - pooled.weight[i]));
+  }
+  EXPECT_GT(largest, 0.01);
+  EXPECT_LE(worst, 1e-6 * largest);
+  for (std::size_t i = 0; i < a.bias.size(); ++i)
+    EXPECT_NEAR(pooled.bias[i], (ta * a.bias[i] + tb * b.bias[i]) / (ta + tb), 1e-6);
+  // Not the plain replica mean: the last weights differ from the means.
+  c.average = false;
+  const Model last = train_sparse(d, classes, c);
+  EXPECT_FALSE(bit_equal(last.weight, pooled.weight));
+  // And the same seed repeats it exactly over shuffled epochs.
+  c.average = true;
+  c.shuffle = true;
+  c.epochs = 2;
+  EXPECT_TRUE(bit_equal(train_sparse(d, classes, c).weight, train_sparse(d, classes, c).weight));
+}
+
 INSTANTIATE_TEST_SUITE_P(BinaryAndSoftmax, AveragedReplicas, ::testing::Values(2, 5));
 
 class Hogwild : public ::testing::TestWithParam<int> {};

@@ -47,6 +47,7 @@ struct OptimizerConfig {
   DeterministicMethod deterministic_method = DeterministicMethod::kExact;
   bool reorder_features = true;   // number features by frequency while training (feature_order.h)
   bool average = false;           // averaged SGD: the model is the mean of every step's weights
+                                  // (one thread, or the deterministic replicas; no L1)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };

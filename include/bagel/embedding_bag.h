@@ -316,6 +316,11 @@ class EmbeddingBagLayer {
   // start_averaging(); the current ones if there were none. After flush().
   // The output may be the layer's own weight and bias (the last call).
   void write_average(std::span<float> weight, std::span<float> bias) const;
+  // The sums behind that mean (after flush()): of the weights, of the biases,
+  // and the number of steps. Replicas combine theirs into one mean.
+  std::span<const float> average_weight_sum() const { return avg_sum_; }
+  std::span<const double> average_bias_sum() const { return avg_bias_; }
+  std::int64_t average_steps() const { return avg_steps_; }
 
   // --- deterministic parallel mode (thread 0's state; callers synchronise) ---
   // Pending L1 of the features in [lo, hi) that `rows` touch.
