@@ -97,15 +97,20 @@ Dataset rows_of(const Dataset& d, Index from, Index to) {
 
 class AveragedReplicas : public ::testing::TestWithParam<int> {};
 
-TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
-  // Without shuffling, replica r trains on half r of the rows, from zeros,
-  // at a constant rate; the model is then (A + B) / 2, bit for bit.
-  const int classes = GetParam();
-  const Dataset d = synthetic(classes, 3001, 4);
+// Two replicas, one epoch in file order: replica r trains on half r of the
+// rows, from zeros, at a constant rate.
+OptimizerConfig replicas_one_epoch_in_order() {
   OptimizerConfig c = config(2, true, 1, DeterministicMethod::kAverage);
   c.epochs = 1;
   c.shuffle = false;
-  const Model avg = train_sparse(d, classes, c);
+  return c;
+}
+
+TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
+  // The model is the mean of the two halves trained alone, bit for bit.
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 3001, 4);
+  const Model avg = train_sparse(d, classes, replicas_one_epoch_in_order());
   OptimizerConfig alone = config(1, false, 1);
   alone.epochs = 1;
   alone.shuffle = false;
@@ -156,14 +161,11 @@ TEST_P(AveragedReplicas, LearnsAlmostAsWellAsOneThread) {
 
 TEST_P(AveragedReplicas, AveragedSgdPoolsTheStepsOfEveryReplica) {
   // optimizer.average with replicas: the model is the mean of the weights
-  // after every step of every replica. Over one unshuffled epoch, replica r
-  // takes the steps of half r trained alone, so the model is the two halves'
-  // averaged models weighted by their step counts (1500 and 1501).
+  // after every step of every replica, so here the two halves' averaged
+  // models weighted by their step counts (1500 and 1501).
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 3001, 4);
-  OptimizerConfig c = config(2, true, 1, DeterministicMethod::kAverage);
-  c.epochs = 1;
-  c.shuffle = false;
+  OptimizerConfig c = replicas_one_epoch_in_order();
   c.l1 = 0;
   c.average = true;
   const Model pooled = train_sparse(d, classes, c);

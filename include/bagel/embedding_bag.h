@@ -40,27 +40,25 @@ namespace bagel {
 namespace detail {
 
 // Eight floats in one vector register (AVX ymm; two SSE registers without
-// AVX). GCC's vector extension keeps the code portable; loads and stores go
-// through memcpy because weight rows of K floats are not 32-byte aligned.
+// AVX), and four (one SSE register) for the K % 8 >= 4 part of a row, so
+// that K = 20 is three vector operations per non-zero rather than two and
+// four scalar. GCC's vector extension keeps the code portable; loads and
+// stores go through memcpy because weight rows of K floats are not aligned.
 typedef float Vec8 __attribute__((vector_size(32)));
-
-inline Vec8 load8(const float* p) {
-  Vec8 v;
-  __builtin_memcpy(&v, p, sizeof v);
-  return v;
-}
-inline void store8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
-
-// Four floats (one SSE register): the K % 8 >= 4 part of a row, so that K = 20
-// is three vector operations per non-zero rather than two and four scalar.
 typedef float Vec4 __attribute__((vector_size(16)));
 
-inline Vec4 load4(const float* p) {
-  Vec4 v;
+template <class V>
+inline V load(const float* p) {
+  V v;
   __builtin_memcpy(&v, p, sizeof v);
   return v;
 }
-inline void store4(float* p, Vec4 v) { __builtin_memcpy(p, &v, sizeof v); }
+template <class V>
+inline void store(float* p, V v) {
+  __builtin_memcpy(p, &v, sizeof v);
+}
+inline Vec8 load8(const float* p) { return load<Vec8>(p); }
+inline Vec4 load4(const float* p) { return load<Vec4>(p); }
 
 // The per-non-zero loops below must not be auto-vectorised: GCC turns them
 // into AVX-512 gathers plus shuffles and horizontal sums, measured slower
@@ -101,8 +99,8 @@ BAGEL_NO_AUTOVEC inline void bag_sum(const float* __restrict E, RowView row, flo
       if constexpr (kHalf) half += x * load4(e + 8 * kVecs);
       for (int i = 0; i < kRest; ++i) rest[i] += x * e[kTail + i];
     }
-    for (int v = 0; v < kVecs; ++v) store8(z + 8 * v, load8(z + 8 * v) + acc[v]);
-    if constexpr (kHalf) store4(z + 8 * kVecs, load4(z + 8 * kVecs) + half);
+    for (int v = 0; v < kVecs; ++v) store(z + 8 * v, load8(z + 8 * v) + acc[v]);
+    if constexpr (kHalf) store(z + 8 * kVecs, load4(z + 8 * kVecs) + half);
     for (int i = 0; i < kRest; ++i) z[kTail + i] += rest[i];
   }
 }
@@ -128,8 +126,8 @@ BAGEL_NO_AUTOVEC inline void bag_scatter(float* __restrict E, RowView row, const
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       float* e = E + static_cast<std::size_t>(idx[p]) * K;
-      for (int v = 0; v < kVecs; ++v) store8(e + 8 * v, load8(e + 8 * v) + x * gv[v]);
-      if constexpr (kHalf) store4(e + 8 * kVecs, load4(e + 8 * kVecs) + x * gh);
+      for (int v = 0; v < kVecs; ++v) store(e + 8 * v, load8(e + 8 * v) + x * gv[v]);
+      if constexpr (kHalf) store(e + 8 * kVecs, load4(e + 8 * kVecs) + x * gh);
       for (int i = 0; i < kRest; ++i) e[kTail + i] += x * gr[i];
     }
   }
@@ -154,10 +152,10 @@ BAGEL_NO_AUTOVEC inline void bag_sum_any(const float* __restrict E, int k, RowVi
       a2 += x * load8(e + 16);
       a3 += x * load8(e + 24);
     }
-    store8(z + i0, load8(z + i0) + a0);
-    store8(z + i0 + 8, load8(z + i0 + 8) + a1);
-    store8(z + i0 + 16, load8(z + i0 + 16) + a2);
-    store8(z + i0 + 24, load8(z + i0 + 24) + a3);
+    store(z + i0, load8(z + i0) + a0);
+    store(z + i0 + 8, load8(z + i0 + 8) + a1);
+    store(z + i0 + 16, load8(z + i0 + 16) + a2);
+    store(z + i0 + 24, load8(z + i0 + 24) + a3);
   }
   for (std::size_t p = 0; i0 < k && p < n; ++p) {
     const float x = val[p];
