@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 
 namespace bagel {
 
@@ -222,7 +223,7 @@ void EmbeddingBagLayer::start_averaging() {
   if (threads_.size() > 1 || l1_ > 0)
     throw Error("averaging needs one thread and no L1 (see optimizer.average)");
   averaging_ = true;
-  avg_sum_.assign(weight_.size(), 0.0f);
+  avg_sum_ = huge_vector<float>(weight_.size());  // read at random, like the weights
   avg_bias_.assign(bias_.size(), 0.0);
   avg_scale_sum_ = 0.0;
   avg_steps_ = 0;
