@@ -116,6 +116,10 @@ OptimizerConfig parse_optimizer(JsonReader r) {
           "averaging runs on one thread or with deterministic_method \"average\": set "
           "optimizer.threads to 1 (it is " + std::to_string(o.threads) +
               "), or deterministic to true and deterministic_method to \"average\"");
+  o.average_from =
+      to_int(r.get_integer("average_from", o.average_from), r.field("average_from"), 1, o.epochs);
+  require(o.average || o.average_from == 1, r.field("average_from"),
+          "applies to averaged SGD: set optimizer.average to true, or leave average_from out");
   require(!o.average || o.l1 == 0, r.field("average"),
           "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
           "of the average): set l1 to 0 or average to false");
@@ -159,6 +163,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"deterministic", o.deterministic},
                     {"deterministic_method", to_string(o.deterministic_method)},
                     {"reorder_features", o.reorder_features}, {"average", o.average},
+                    {"average_from", o.average_from},
                     {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;

@@ -141,7 +141,8 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
 class Replicas {
  public:
   // Copies for ranks 1..threads-1 (rank 0 trains `layer0` on the model).
-  // With averaged SGD each replica also sums its own steps' weights.
+  // With averaged SGD each replica also sums its own steps' weights
+  // (start_averaging()).
   Replicas(const Model& model, const OptimizerConfig& c, int threads) {
     const std::size_t copies = static_cast<std::size_t>(std::max(threads - 1, 0));
     weight_.reserve(copies);
@@ -152,8 +153,13 @@ class Replicas {
       bias_.push_back(std::vector<float>(model.bias.size()));
       layers_.emplace_back(weight_.back(), bias_.back(), model.num_features, model.num_outputs,
                            c.l2, c.l1);
-      if (c.average) layers_.back().start_averaging();
     }
+  }
+
+  // Averaged SGD from the next step on, in every replica but rank 0's
+  // (whose layer the trainer starts).
+  void start_averaging() {
+    for (EmbeddingBagLayer& l : layers_) l.start_averaging();
   }
 
   // Averaged SGD: the mean of every replica's steps' weights, all replicas
@@ -161,19 +167,25 @@ class Replicas {
   // `weight` and `bias` (which may be layer0's own). After run_epoch.
   void write_average(const EmbeddingBagLayer& layer0, std::span<float> weight,
                      std::span<float> bias) const {
-    std::int64_t steps = layer0.average_steps();
-    for (const EmbeddingBagLayer& l : layers_) steps += l.average_steps();
+    std::vector<const EmbeddingBagLayer*> summed;  // the layers with averaged steps
+    std::int64_t steps = 0;
+    auto add = [&](const EmbeddingBagLayer& l) {
+      if (l.average_steps() == 0) return;
+      summed.push_back(&l);
+      steps += l.average_steps();
+    };
+    add(layer0);
+    for (const EmbeddingBagLayer& l : layers_) add(l);
     if (steps == 0) return layer0.write_average(weight, bias);
     const double inv = 1.0 / static_cast<double>(steps);
-    const std::span<const float> sum0 = layer0.average_weight_sum();
     for (std::size_t j = 0; j < weight.size(); ++j) {
-      double sum = sum0[j];
-      for (const EmbeddingBagLayer& l : layers_) sum += l.average_weight_sum()[j];
+      double sum = 0;
+      for (const EmbeddingBagLayer* l : summed) sum += l->average_weight_sum()[j];
       weight[j] = static_cast<float>(sum * inv);
     }
     for (std::size_t i = 0; i < bias.size(); ++i) {
-      double sum = layer0.average_bias_sum()[i];
-      for (const EmbeddingBagLayer& l : layers_) sum += l.average_bias_sum()[i];
+      double sum = 0;
+      for (const EmbeddingBagLayer* l : summed) sum += l->average_bias_sum()[i];
       bias[i] = static_cast<float>(sum * inv);
     }
   }
@@ -460,8 +472,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   } else {
     Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
   }
-  // Averaged SGD: the layer sums the weights of every step, and their mean
-  // is what validation, early stopping and the saved model use. With a
+  // Averaged SGD: from epoch c.average_from on, the layer sums the weights
+  // of every step, and their mean is what validation, early stopping and
+  // the saved model use (before that epoch, the current weights). With a
   // validation set `averaged` holds the mean after each epoch; without one
   // the mean is written over the model once, at the end (no third copy of
   // the weights: 84 MB at 2^20 features and 20 classes).
@@ -470,9 +483,13 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     if (threads > 1 && !replicas && std::is_same_v<Layer, EmbeddingBagLayer>)
       throw Error("optimizer.average: averaging runs on one thread or with deterministic_method "
                   "\"average\"; set optimizer.threads to 1");
-    layer.start_averaging();
     if (valid != nullptr) averaged = model;
   }
+  auto start_averaging = [&] {
+    layer.start_averaging();
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+      if (replicas) replicas->start_averaging();
+  };
   auto write_average = [&](std::span<float> weight, std::span<float> bias) {
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
       if (replicas) return replicas->write_average(layer, weight, bias);
@@ -484,6 +501,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   int best_epoch = 0;
   std::vector<float> best_weight, best_bias;
   for (int epoch = 1; epoch <= c.epochs; ++epoch) {
+    if (c.average && epoch == c.average_from) start_averaging();
     if (c.shuffle) shuffle_rows(order, rng);
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
     const auto t_epoch = Clock::now();

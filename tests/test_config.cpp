@@ -120,6 +120,20 @@ TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadOrReplicasAndNoL1) {
   EXPECT_NE(error_of(doc).find("optimizer.average"), std::string::npos);
   doc["optimizer"]["deterministic_method"] = "average";  // replicas: each one averages
   EXPECT_TRUE(parse_train_config(doc, "/b").optimizer.average);
+  doc["optimizer"] = {{"average", true}, {"epochs", 4}, {"average_from", 3}};
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.average_from, 3);
+  EXPECT_EQ(parse_train_config(doc, "/b").resolved["optimizer"]["average_from"], 3);
+  for (const int bad : {0, 5}) {  // epochs 1..4
+    doc["optimizer"]["average_from"] = bad;
+    msg = error_of(doc);
+    EXPECT_NE(msg.find("optimizer.average_from"), std::string::npos) << msg;
+  }
+  doc["optimizer"] = {{"average_from", 1}};  // the default: fine without averaging
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.average_from, 1);
+  doc["optimizer"] = {{"epochs", 4}, {"average_from", 2}};
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("optimizer.average_from"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("average to true"), std::string::npos) << msg;
   doc["optimizer"] = {{"average", true}, {"l1", 0.001}};
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;

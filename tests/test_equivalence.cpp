@@ -1002,6 +1002,46 @@ TEST_P(TrainBothLayers, AveragedRunGivesTheSameMeanWeights) {
   }
 }
 
+// Averaging from epoch 3 of 3 is the mean of epoch 3's steps alone: the same
+// as 2 plain epochs, then 1 averaged epoch from their model (constant rate,
+// file order: the same steps), bit for bit, on both layers.
+TEST(Averaging, FromALaterEpochIsTheMeanOfThoseEpochsAlone) {
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  for (const int classes : {2, 5}) {
+    const Dataset d = make_dataset({.rows = 48, .features = 24, .classes = classes, .seed = 83});
+    for (const LayerKind layer : {LayerKind::kSparse, LayerKind::kDense}) {
+      OptimizerConfig o;
+      o.epochs = 3;
+      o.learning_rate = 0.05;
+      o.schedule = ScheduleKind::kConstant;
+      o.l2 = 0.01;
+      o.shuffle = false;
+      o.threads = 1;
+      o.average = true;
+      o.average_from = 3;
+      Model late = Model::zeros(class_names(classes), false, d.x.cols());
+      train_model(late, d, nullptr, o, layer, quiet);
+
+      OptimizerConfig plain = o, averaged = o;
+      plain.epochs = 2;
+      plain.average = false;
+      plain.average_from = 1;
+      averaged.epochs = 1;
+      averaged.average_from = 1;
+      Model twice = Model::zeros(class_names(classes), false, d.x.cols());
+      train_model(twice, d, nullptr, plain, layer, quiet);
+      train_model(twice, d, nullptr, averaged, layer, quiet);
+      EXPECT_EQ(late.weight, twice.weight) << classes << " classes";
+      EXPECT_EQ(late.bias, twice.bias) << classes << " classes";
+
+      o.average_from = 1;  // all three epochs: another mean
+      Model all = Model::zeros(class_names(classes), false, d.x.cols());
+      train_model(all, d, nullptr, o, layer, quiet);
+      EXPECT_NE(all.weight, late.weight) << classes << " classes";
+    }
+  }
+}
+
 TEST(Averaging, TrainerRefusesSparseThreads) {
   const Dataset d = make_dataset({.rows = 4000, .features = 24, .classes = 2, .seed = 81});
   OptimizerConfig o;

@@ -197,6 +197,27 @@ TEST_P(AveragedReplicas, AveragedSgdPoolsTheStepsOfEveryReplica) {
   EXPECT_TRUE(bit_equal(train_sparse(d, classes, c).weight, train_sparse(d, classes, c).weight));
 }
 
+TEST_P(AveragedReplicas, AveragingFromEpochTwoStartsEveryReplicaThere) {
+  // Two epochs averaged from the second = one plain epoch, then one averaged
+  // epoch from its model (file order, constant rate), bit for bit.
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 3001, 4);
+  OptimizerConfig c = replicas_one_epoch_in_order();
+  c.l1 = 0;
+  c.epochs = 2;
+  c.average = true;
+  c.average_from = 2;
+  const Model late = train_sparse(d, classes, c);
+  OptimizerConfig plain = c, averaged = c;
+  plain.epochs = averaged.epochs = 1;
+  plain.average = false;
+  plain.average_from = averaged.average_from = 1;
+  Model twice = train_sparse(d, classes, plain);
+  train_sparse_more(twice, d, averaged);
+  EXPECT_TRUE(bit_equal(late.weight, twice.weight));
+  EXPECT_TRUE(bit_equal(late.bias, twice.bias));
+}
+
 INSTANTIATE_TEST_SUITE_P(BinaryAndSoftmax, AveragedReplicas, ::testing::Values(2, 5));
 
 class Hogwild : public ::testing::TestWithParam<int> {};

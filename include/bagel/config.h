@@ -48,6 +48,7 @@ struct OptimizerConfig {
   bool reorder_features = true;   // number features by frequency while training (feature_order.h)
   bool average = false;           // averaged SGD: the model is the mean of every step's weights
                                   // (one thread, or the deterministic replicas; no L1)
+  int average_from = 1;           // first epoch whose steps enter that mean (1 = all)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };
