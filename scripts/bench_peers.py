@@ -652,6 +652,8 @@ def run_once(cfg: Config, ds: Dataset, a, work: Path, bagel: Path, seed: int) ->
                 "output": str(work / "model")}
         if cfg.variant == "sgd-average":  # averaged SGD (optimizer.average)
             conf["optimizer"]["average"] = True
+        elif cfg.variant == "sgd-average-late":  # the mean of the last two epochs only
+            conf["optimizer"].update({"average": True, "average_from": max(1, cfg.epochs - 1)})
         elif cfg.variant:  # "average" or "exact": the deterministic parallel modes
             conf["optimizer"].update({"deterministic": True, "deterministic_method": cfg.variant})
         (work / "config.json").write_text(json.dumps(conf, indent=1))
@@ -753,6 +755,7 @@ def configs_for(ds: Dataset, a) -> list[Config]:
         Config("bagel", "bagel", 2, 1, e, lr),
         Config("bagel", "bagel", 1, b, e, lrb),
         Config("bagel, averaged SGD", "bagel", 1, 1, e, lr, "sgd-average"),
+        Config("bagel, averaged SGD, last 2 epochs", "bagel", 1, 1, e, lr, "sgd-average-late"),
         Config("bagel, deterministic average", "bagel", 2, 1, e, lr, "average"),
         Config("bagel, deterministic exact", "bagel", 2, b, e, lrb, "exact"),
         Config("sklearn SGDClassifier", "sklearn", 1, 1, e, lr),
@@ -1137,7 +1140,8 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
         "training rows, so the fortunes sets train on one thread.",
         "Averaged rows: 'bagel, averaged SGD' sets optimizer.average (the model is the mean of "
         "every step's weights) and 'SGDClassifier, average=True' is scikit-learn's same option; "
-        "other settings as the plain rows.",
+        "'last 2 epochs' sets optimizer.average_from to epochs - 1, so the mean covers the last "
+        "two epochs' steps only; other settings as the plain rows.",
         f"Repeats: up to {repeats} for the fortunes sets and {big_repeats} for the generated "
         f"sets. Every configuration runs once first; further repeats run round-robin across "
         f"tools, cheapest first, within a {a.budget_minutes:g}-minute budget for the whole "
