@@ -654,6 +654,11 @@ def run_once(cfg: Config, ds: Dataset, a, work: Path, bagel: Path, seed: int) ->
             conf["optimizer"]["average"] = True
         elif cfg.variant == "sgd-average-late":  # the mean of the last two epochs only
             conf["optimizer"].update({"average": True, "average_from": max(1, cfg.epochs - 1)})
+        elif cfg.variant == "linear":  # the rate decays linearly to ~0 over the run
+            conf["optimizer"]["schedule"] = "linear"
+        elif cfg.variant == "average-linear":  # averaging replicas, linear schedule
+            conf["optimizer"].update({"schedule": "linear", "deterministic": True,
+                                      "deterministic_method": "average"})
         elif cfg.variant:  # "average" or "exact": the deterministic parallel modes
             conf["optimizer"].update({"deterministic": True, "deterministic_method": cfg.variant})
         (work / "config.json").write_text(json.dumps(conf, indent=1))
@@ -754,9 +759,14 @@ def configs_for(ds: Dataset, a) -> list[Config]:
         Config("bagel", "bagel", 1, 1, e, lr),
         Config("bagel", "bagel", 2, 1, e, lr),
         Config("bagel", "bagel", 1, b, e, lrb),
+        Config("bagel, linear schedule", "bagel", 1, 1, e, lr, "linear"),
         Config("bagel, averaged SGD", "bagel", 1, 1, e, lr, "sgd-average"),
         Config("bagel, averaged SGD, last 2 epochs", "bagel", 1, 1, e, lr, "sgd-average-late"),
         Config("bagel, deterministic average", "bagel", 2, 1, e, lr, "average"),
+        # Averaging R replicas moves the model like one thread at rate / R, so
+        # the rate is doubled to compare with the one-thread linear row.
+        Config("bagel, deterministic average, linear schedule, rate x 2", "bagel", 2, 1, e,
+               2 * lr, "average-linear"),
         Config("bagel, deterministic exact", "bagel", 2, b, e, lrb, "exact"),
         Config("sklearn SGDClassifier", "sklearn", 1, 1, e, lr),
         Config("sklearn SGDClassifier, average=True", "sklearn", 1, 1, e, lr, "average"),
@@ -1142,6 +1152,11 @@ def build_notes(datasets: list[Dataset], rows: list[tuple[Dataset, Config]], a, 
         "every step's weights) and 'SGDClassifier, average=True' is scikit-learn's same option; "
         "'last 2 epochs' sets optimizer.average_from to epochs - 1, so the mean covers the last "
         "two epochs' steps only; other settings as the plain rows.",
+        "Schedule rows: 'linear schedule' sets optimizer.schedule to linear (the rate falls "
+        "from the table's rate to ~0 over the run, as in fastText); every other row keeps the "
+        "rate constant. The deterministic-average row with 'rate x 2' starts at twice the "
+        "rate: the mean of 2 replicas, each on half the rows, moves the model as far as one "
+        "thread at half the rate.",
         f"Repeats: up to {repeats} for the fortunes sets and {big_repeats} for the generated "
         f"sets. Every configuration runs once first; further repeats run round-robin across "
         f"tools, cheapest first, within a {a.budget_minutes:g}-minute budget for the whole "
