@@ -130,6 +130,27 @@ TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
   EXPECT_FALSE(bit_equal(a.weight, b.weight));
 }
 
+TEST_P(AveragedReplicas, EachEpochStartsEveryReplicaFromTheMean) {
+  // Two epochs = one epoch, then one more from its model (file order,
+  // constant rate), bit for bit: the second epoch's replicas all start from
+  // the first epoch's mean, however the trainer hands it to them.
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 3001, 4);
+  for (int threads : {2, 3}) {
+    OptimizerConfig c = replicas_one_epoch_in_order();
+    c.threads = threads;
+    c.epochs = 2;
+    const Model two = train_sparse(d, classes, c);
+    c.epochs = 1;
+    Model twice = train_sparse(d, classes, c);
+    const Model once = twice;
+    train_sparse_more(twice, d, c);
+    EXPECT_TRUE(bit_equal(two.weight, twice.weight)) << threads << " threads";
+    EXPECT_TRUE(bit_equal(two.bias, twice.bias)) << threads << " threads";
+    EXPECT_FALSE(bit_equal(once.weight, twice.weight));  // the second epoch did learn
+  }
+}
+
 TEST_P(AveragedReplicas, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 5000, 5);
