@@ -47,19 +47,18 @@ bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {
 
 FeatureOrder FeatureOrder::by_frequency(const CsrMatrix& x, Index num_features) {
   const std::vector<std::uint32_t> counts = feature_counts(x, num_features, sample_stride(x));
-  // One 64-bit key per used feature, (inverted count, id): a plain ascending
-  // sort gives the most used first and keeps ties in id order. Unused
-  // features follow in id order.
-  std::vector<std::uint64_t> keys;
-  for (std::size_t j = 0; j < counts.size(); ++j)
-    if (counts[j] > 0) keys.push_back((static_cast<std::uint64_t>(~counts[j]) << 32) | j);
-  std::sort(keys.begin(), keys.end());
+  // A counting sort: bucket b = top - count holds the features of that
+  // count, so the most used come first, equal counts keep their id order and
+  // the unused (count 0) end the order. O(features + top), top < 2^23 (the
+  // sample counts fewer than 8M non-zeros); sorting the ~1M used features'
+  // (count, id) keys took 55 ms of the 80 ms this takes at 2^20 features.
+  const std::uint32_t top = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+  std::vector<Index> next(static_cast<std::size_t>(top) + 2, 0);
+  for (const std::uint32_t c : counts) ++next[top - c + 1];
+  for (std::size_t b = 1; b < next.size(); ++b) next[b] += next[b - 1];
   FeatureOrder order;
-  order.new_of_old_.assign(counts.size(), -1);
-  Index rank = 0;
-  for (const std::uint64_t key : keys) order.new_of_old_[key & 0xffffffffu] = rank++;
-  for (std::size_t j = 0; j < counts.size(); ++j)
-    if (counts[j] == 0) order.new_of_old_[j] = rank++;
+  order.new_of_old_.resize(counts.size());
+  for (std::size_t j = 0; j < counts.size(); ++j) order.new_of_old_[j] = next[top - counts[j]]++;
   return order;
 }
 

@@ -32,6 +32,22 @@ TEST(FeatureOrder, MostUsedFirstTiesAndUnusedInIdOrder) {
   EXPECT_EQ(std::vector<Index>(order.new_of_old().begin(), order.new_of_old().end()), expected);
 }
 
+TEST(FeatureOrder, IsAStableSortByUseOnZipfData) {
+  // Many ties (most features are used a few times) and many unused ones:
+  // the order must be that of a stable sort by falling use count.
+  SyntheticSpec spec;
+  spec.rows = 3000;
+  spec.features = 50000;
+  const SyntheticData d = make_synthetic(spec);
+  const std::vector<std::uint32_t> counts = feature_counts(d.x, spec.features);
+  std::vector<Index> by_use(static_cast<std::size_t>(spec.features));
+  std::iota(by_use.begin(), by_use.end(), 0);
+  std::stable_sort(by_use.begin(), by_use.end(), [&](Index a, Index b) { return counts[a] > counts[b]; });
+  ASSERT_EQ(sample_stride(d.x), 1);  // so by_frequency counts the same rows
+  const FeatureOrder order = FeatureOrder::by_frequency(d.x, spec.features);
+  for (std::size_t r = 0; r < by_use.size(); ++r) ASSERT_EQ(order.new_of_old()[by_use[r]], Index(r)) << r;
+}
+
 TEST(FeatureOrder, CoversFeaturesBeyondTheTrainingColumns) {
   // A validation set may be wider than the training set: its extra features
   // get the last numbers.
