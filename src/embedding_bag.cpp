@@ -219,6 +219,17 @@ void EmbeddingBagLayer::flush() {
   fold();
 }
 
+float EmbeddingBagLayer::take_scale() {
+  merge();
+  if (l1_ > 0 || averaging_) {  // their folds read the stored weights as they are
+    fold();
+    return 1.0f;
+  }
+  const auto s = static_cast<float>(scale_);  // fold() multiplies by this float
+  scale_ = 1.0;
+  return s;
+}
+
 void EmbeddingBagLayer::start_averaging() {
   if (threads_.size() > 1 || l1_ > 0)
     throw Error("averaging needs one thread and no L1 (see optimizer.average)");

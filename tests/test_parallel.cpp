@@ -107,27 +107,34 @@ OptimizerConfig replicas_one_epoch_in_order() {
 }
 
 TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
-  // The model is the mean of the two halves trained alone, bit for bit.
+  // The model is the mean of the two halves trained alone, bit for bit; with
+  // L1 (each replica folds its lazy scale and shrinkage first) and without
+  // (the mean multiplies each replica's scale in as it reads the weights).
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 3001, 4);
-  const Model avg = train_sparse(d, classes, replicas_one_epoch_in_order());
-  OptimizerConfig alone = config(1, false, 1);
-  alone.epochs = 1;
-  alone.shuffle = false;
-  const Index half = d.x.rows() * 1 / 2;
-  const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
-  const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
-  ASSERT_EQ(avg.weight.size(), a.weight.size());
-  std::size_t differ = 0;
-  for (std::size_t i = 0; i < a.weight.size(); ++i) {
-    const float mean = (a.weight[i] + b.weight[i]) * 0.5f;
-    if (std::memcmp(&mean, &avg.weight[i], sizeof mean) != 0) ++differ;
+  for (const double l1 : {1e-5, 0.0}) {
+    OptimizerConfig c = replicas_one_epoch_in_order();
+    c.l1 = l1;
+    const Model avg = train_sparse(d, classes, c);
+    OptimizerConfig alone = config(1, false, 1);
+    alone.epochs = 1;
+    alone.shuffle = false;
+    alone.l1 = l1;
+    const Index half = d.x.rows() * 1 / 2;
+    const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
+    const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
+    ASSERT_EQ(avg.weight.size(), a.weight.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < a.weight.size(); ++i) {
+      const float mean = (a.weight[i] + b.weight[i]) * 0.5f;
+      if (std::memcmp(&mean, &avg.weight[i], sizeof mean) != 0) ++differ;
+    }
+    EXPECT_EQ(differ, 0u) << "l1 " << l1;
+    for (std::size_t i = 0; i < a.bias.size(); ++i)
+      EXPECT_EQ(avg.bias[i], (a.bias[i] + b.bias[i]) * 0.5f) << "l1 " << l1;
+    // The halves really differ, so the mean is not just either of them.
+    EXPECT_FALSE(bit_equal(a.weight, b.weight));
   }
-  EXPECT_EQ(differ, 0u);
-  for (std::size_t i = 0; i < a.bias.size(); ++i)
-    EXPECT_EQ(avg.bias[i], (a.bias[i] + b.bias[i]) * 0.5f);
-  // The halves really differ, so the mean is not just either of them.
-  EXPECT_FALSE(bit_equal(a.weight, b.weight));
 }
 
 TEST_P(AveragedReplicas, EachEpochStartsEveryReplicaFromTheMean) {
