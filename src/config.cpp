@@ -85,12 +85,24 @@ int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64
   return static_cast<int>(v);
 }
 
+// "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
+double parse_learning_rate(JsonReader& r) {
+  const std::string key = "learning_rate";
+  if (r.has(key) && r.raw(key).is_string()) {
+    const std::string text = r.raw(key).get<std::string>();
+    require(text == "auto", r.field(key), "expected a number > 0 or \"auto\", found \"" + text + "\"");
+    return 0;
+  }
+  const double rate = r.get_number(key, 0);
+  require(rate > 0 || !r.has(key), r.field(key), "expected a number > 0 or \"auto\"");
+  return rate;
+}
+
 OptimizerConfig parse_optimizer(JsonReader r) {
   OptimizerConfig o;
   const auto lim = std::numeric_limits<int>::max();
   o.epochs = to_int(r.get_integer("epochs", o.epochs), r.field("epochs"), 1, lim);
-  o.learning_rate = r.get_number("learning_rate", o.learning_rate);
-  require(o.learning_rate > 0, r.field("learning_rate"), "expected a number > 0");
+  o.learning_rate = parse_learning_rate(r);
   o.schedule = parse_schedule(r.get_string("schedule", "constant"), r.field("schedule"));
   o.power_t = r.get_number("power_t", o.power_t);
   require(o.power_t >= 0, r.field("power_t"), "expected a number >= 0");
@@ -156,7 +168,9 @@ nlohmann::json resolved_json(const TrainConfig& c) {
   j["train"] = data_json(c.train);
   if (c.valid) j["valid"] = data_json(*c.valid);
   j["model"] = {{"layer", to_string(c.layer)}};
-  j["optimizer"] = {{"epochs", o.epochs}, {"learning_rate", o.learning_rate},
+  const nlohmann::json rate =
+      o.learning_rate > 0 ? nlohmann::json(o.learning_rate) : nlohmann::json("auto");
+  j["optimizer"] = {{"epochs", o.epochs}, {"learning_rate", rate},
                     {"schedule", to_string(o.schedule)}, {"power_t", o.power_t},
                     {"batch_size", o.batch_size}, {"l2", o.l2}, {"l1", o.l1},
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},

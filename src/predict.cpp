@@ -6,6 +6,7 @@
 
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
+#include "bagel/float_env.h"
 #include "bagel/loss.h"
 
 namespace bagel {
@@ -31,10 +32,14 @@ std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, 
   const int nthreads = threads > 0 ? threads : omp_get_max_threads();
   // Waking threads costs tens of microseconds: small inputs run on one.
   const bool parallel = x.indptr()[end] - x.indptr()[begin] > (1 << 18);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads) if (parallel)
-  for (Index b = begin; b < end; b += kBlock) {
-    const Index e = std::min(end, b + kBlock);
-    predict_proba_rows(model, x, b, e, proba.data() + static_cast<std::size_t>(b - begin) * c);
+#pragma omp parallel num_threads(nthreads) if (parallel)
+  {
+    const DenormalsAreZero flush_denormals;
+#pragma omp for schedule(dynamic, 1)
+    for (Index b = begin; b < end; b += kBlock) {
+      const Index e = std::min(end, b + kBlock);
+      predict_proba_rows(model, x, b, e, proba.data() + static_cast<std::size_t>(b - begin) * c);
+    }
   }
   return proba;
 }

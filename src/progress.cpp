@@ -65,6 +65,12 @@ void Progress::end_epoch(const std::string& summary) {
   out_ << summary << "\n" << std::flush;
 }
 
+void Progress::warn(const std::string& line) {
+  if (mode_ == Mode::kTerminal && drawn_) out_ << "\r\033[K";
+  drawn_ = false;
+  out_ << "bagel: warning: " << line << "\n" << std::flush;
+}
+
 void Progress::message(const std::string& line) {
   if (mode_ == Mode::kQuiet) return;
   out_ << line << "\n" << std::flush;

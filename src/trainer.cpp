@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <atomic>
+#include <algorithm>
 #include <type_traits>
 
 #include <omp.h>
@@ -13,9 +15,11 @@
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
 #include "bagel/feature_order.h"
+#include "bagel/float_env.h"
 #include "bagel/huge_pages.h"
 #include "bagel/loss.h"
 #include "bagel/predict.h"
+#include "bagel/rate_calibration.h"
 #include "bagel/row_window.h"
 #include "bagel/schedule.h"
 #include "bagel/table_writer.h"
@@ -74,7 +78,8 @@ bool use_windows(const CsrMatrix& x, std::size_t batch) {
 
 // Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
 // indexes x and y; offset is the position of rows[0] in `order`), or once
-// over the data itself (in_place) when a batch is too big to copy.
+// over the data itself (in_place) when a batch is too big to copy, until
+// body returns false.
 template <class Body>
 void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
                      RowWindow& window, Body&& body) {
@@ -86,7 +91,7 @@ void for_each_window(const Dataset& data, std::span<const Index> order, int batc
   const std::size_t rows = batch * std::max<std::size_t>(1, kWindowRows / batch);
   for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
     window.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
-    body(window.matrix(), window.labels(), window.local_rows(), w0, false);
+    if (!body(window.matrix(), window.labels(), window.local_rows(), w0, false)) return;
   }
 }
 
@@ -100,13 +105,52 @@ struct StepClock {
   std::int64_t next() { return base + (taken++) * threads + rank + 1; }
 };
 
+// Divergence: a running mean loss that is not finite, or far above log(K),
+// the loss of predicting every class alike (where training starts from zero
+// weights). A rate that is too large for the scale of the rows makes the
+// logits swing by hundreds, and the mean loss with them (35 seen on count
+// data at rate 0.1), so the watch trips within the first thousand rows
+// instead of after a useless epoch. Shared by the threads of one epoch: the
+// first one to trip it stops them all at their next check.
+class DivergenceWatch {
+ public:
+  explicit DivergenceWatch(int classes) : limit_(4.0 * std::log(std::max(classes, 2))) {}
+  // A running mean over `rows` rows; false once any thread has tripped it.
+  // `whole` marks the mean of a whole epoch, which counts however few rows.
+  bool ok(std::int64_t rows, double mean_loss, bool whole = false) {
+    if (!std::isfinite(mean_loss) || ((whole || rows >= kMinRows) && mean_loss > limit_)) {
+      bool expected = false;
+      if (tripped_.compare_exchange_strong(expected, true)) rows_ = rows, loss_ = mean_loss;
+    }
+    return !tripped();
+  }
+  bool tripped() const { return tripped_.load(std::memory_order_relaxed); }
+  std::int64_t rows() const { return rows_; }
+  double loss() const { return loss_; }
+
+ private:
+  static constexpr std::int64_t kMinRows = 256;  // fewer rows: a mean of noise
+  const double limit_;
+  std::atomic<bool> tripped_{false};
+  std::int64_t rows_ = 0;
+  double loss_ = 0;
+};
+
+// Thrown (outside any parallel region) when a watch tripped.
+struct Diverged {
+  int epoch;
+  std::int64_t rows;
+  double loss;
+};
+
 // One pass over `order`; returns the summed loss. Template over the layer so
 // forward/step are direct calls; report(rows done, mean loss) is called every
-// 256 batches; `thread` is the caller's Hogwild thread (0 otherwise).
+// 256 batches, where the pass also stops once `watch` has tripped; `thread`
+// is the caller's Hogwild thread (0 otherwise).
 template <class Layer, class Report>
 double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
                  const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
-                 RowWindow& window, Report&& report, int thread = 0) {
+                 RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0) {
   const int k = layer.outputs();
   double loss_sum = 0;
   for_each_window(data, order, batch_size, window,
@@ -125,8 +169,12 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
                                        scratch.grads.data() + b * k, k);
       layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()), thread);
       const std::size_t done = offset + begin + count;
-      if (((offset + begin) / batch_size) % 256 == 0) report(done, loss_sum / double(done));
+      if (((offset + begin) / batch_size) % 256 == 0) {
+        report(done, loss_sum / double(done));
+        if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done))) return false;
+      }
     }
+    return true;
   });
   return loss_sum;
 }
@@ -192,7 +240,8 @@ class Replicas {
 
   double run_epoch(EmbeddingBagLayer& layer0, Model& model, const Dataset& data,
                    std::span<const Index> order, const OptimizerConfig& c,
-                   const Schedule& schedule, std::int64_t& step, Progress& progress) {
+                   const Schedule& schedule, std::int64_t& step, DivergenceWatch& watch,
+                   Progress& progress) {
     const int threads = static_cast<int>(layers_.size()) + 1;
     const std::size_t n = order.size();
     const int k = model.num_outputs;
@@ -204,6 +253,7 @@ class Replicas {
     std::int64_t steps = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : steps)
     {
+      const DenormalsAreZero flush_denormals;
       const int rank = omp_get_thread_num();
       EmbeddingBagLayer& layer = rank == 0 ? layer0 : layers_[rank - 1];
       if (!copies_current_) {
@@ -217,7 +267,7 @@ class Replicas {
       StepClock clock{step, threads, rank};
       loss[rank] = bagel::run_epoch(
           layer, data, order.subspan(lo, hi - lo), c.batch_size, schedule, clock, scratch, window,
-          [&](std::size_t done, double mean) {
+          watch, [&](std::size_t done, double mean) {
             if (rank == 0) progress.update(static_cast<std::int64_t>(done) * threads, mean);
           });
       scales[rank] = layer.take_scale();
@@ -280,10 +330,11 @@ class Replicas {
 template <class Layer>
 double run_epoch_single(Layer& layer, const Dataset& data, std::span<const Index> order,
                         int batch_size, const Schedule& schedule, std::int64_t& step,
-                        BatchScratch& scratch, RowWindow& window, Progress& progress) {
+                        BatchScratch& scratch, RowWindow& window, DivergenceWatch& watch,
+                        Progress& progress) {
   StepClock clock{step};
   const double loss = run_epoch(layer, data, order, batch_size, schedule, clock, scratch, window,
-                                [&](std::size_t done, double mean) {
+                                watch, [&](std::size_t done, double mean) {
                                   progress.update(static_cast<std::int64_t>(done), mean);
                                 });
   step += clock.taken;
@@ -306,7 +357,7 @@ std::size_t hogwild_interval(const OptimizerConfig& c, const Schedule& schedule,
 // rows. Nondeterministic: updates of different threads interleave.
 double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
                          const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
-                         int threads, Progress& progress) {
+                         int threads, DivergenceWatch& watch, Progress& progress) {
   const int k = layer.outputs();
   const std::size_t n = order.size();
   const std::size_t interval = hogwild_interval(c, schedule, threads);
@@ -317,6 +368,7 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
   std::int64_t steps_total = 0;
 #pragma omp parallel num_threads(threads) reduction(+ : steps_total)
   {
+    const DenormalsAreZero flush_denormals;
     const int tid = omp_get_thread_num();
     const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
     BatchScratch scratch(c.batch_size, k);
@@ -325,8 +377,10 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
     double loss_total = 0;
     for (std::size_t round = 0; round < rounds; ++round) {
       const std::size_t r0 = std::min(hi, lo + round * interval), r1 = std::min(hi, r0 + interval);
-      loss_total += run_epoch(layer, data, order.subspan(r0, r1 - r0), c.batch_size, schedule,
-                              clock, scratch, window, [](std::size_t, double) {}, tid);
+      // Every thread takes every round's barrier, tripped or not.
+      if (!watch.tripped())
+        loss_total += run_epoch(layer, data, order.subspan(r0, r1 - r0), c.batch_size, schedule,
+                                clock, scratch, window, watch, [](std::size_t, double) {}, tid);
       partial_loss[tid] = loss_total;
 #pragma omp barrier
 #pragma omp single
@@ -359,7 +413,8 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
 double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
                                std::span<const Index> order, const OptimizerConfig& c,
                                const Schedule& schedule, std::int64_t& step,
-                               std::span<const Index> feature_bounds, Progress& progress) {
+                               std::span<const Index> feature_bounds, DivergenceWatch& watch,
+                               Progress& progress) {
   const int threads = static_cast<int>(feature_bounds.size()) - 1;
   const int k = layer.outputs();
   const std::size_t n = order.size();
@@ -377,6 +432,7 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
   double eta = 0;
 #pragma omp parallel num_threads(threads)
   {
+    const DenormalsAreZero flush_denormals;
     const int tid = omp_get_thread_num();
     const Index f_lo = feature_bounds[tid], f_hi = feature_bounds[tid + 1];
     for (std::size_t w0 = 0; w0 < n; w0 += window_rows) {
@@ -424,6 +480,9 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
           layer.end_step(rows, scratch.grads.data(), eta);
           for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
           if (c.l1 <= 0) layer.merge();
+          const std::size_t done = w0 + begin + count;
+          if (((w0 + begin) / batch) % 256 == 0)
+            watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done));
         }
         if (c.l1 > 0) {
           layer.catch_up_range(*x, rows, f_lo, f_hi);
@@ -436,27 +495,22 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
         const std::size_t done = w0 + begin + count;
         if (tid == 0 && ((w0 + begin) / batch) % 64 == 0)
           progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
+        // Set only inside the single above, whose barrier every thread has
+        // passed since: all threads leave together.
+        if (watch.tripped()) break;
       }
+      if (watch.tripped()) break;
     }
   }
   return loss_sum;
 }
 
-void check_finite(const Model& model, double mean_loss, int epoch, const OptimizerConfig& c) {
-  bool finite = std::isfinite(mean_loss);
-  for (std::size_t i = 0; finite && i < model.weight.size(); ++i) finite = std::isfinite(model.weight[i]);
-  for (float b : model.bias) finite = finite && std::isfinite(b);
-  if (finite) return;
-  char buf[400];
-  std::snprintf(buf, sizeof buf,
-                "training diverged in epoch %d (mean loss %g, weights not finite): %s, or scale "
-                "the feature values",
-                epoch, mean_loss,
-                c.schedule == ScheduleKind::kOptimal
-                    ? "\"optimal\" starts at rate (l2 + l1)^-0.25: raise l2 or use another schedule"
-                    : ("lower optimizer.learning_rate (now " + format_number(c.learning_rate) +
-                       ") or use schedule \"invscaling\"").c_str());
-  throw Error(buf);
+bool weights_finite(const Model& model) {
+  for (const float w : model.weight)
+    if (!std::isfinite(w)) return false;
+  for (const float b : model.bias)
+    if (!std::isfinite(b)) return false;
+  return true;
 }
 
 std::string epoch_line(const EpochRecord& r, int epochs) {
@@ -537,21 +591,26 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
     const auto t_epoch = Clock::now();
     double loss_sum = 0;
+    DivergenceWatch watch(model.num_classes());
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
       if (replicas)
-        loss_sum = replicas->run_epoch(layer, model, train, order, c, schedule, step, progress);
-      else if (threads > 1 && c.deterministic)
         loss_sum =
-            run_epoch_deterministic(layer, train, order, c, schedule, step, feature_bounds, progress);
+            replicas->run_epoch(layer, model, train, order, c, schedule, step, watch, progress);
+      else if (threads > 1 && c.deterministic)
+        loss_sum = run_epoch_deterministic(layer, train, order, c, schedule, step, feature_bounds,
+                                           watch, progress);
       else if (threads > 1)
-        loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, progress);
+        loss_sum = run_epoch_hogwild(layer, train, order, c, schedule, step, threads, watch, progress);
       else
         loss_sum = run_epoch_single(layer, train, order, c.batch_size, schedule, step, scratch,
-                                    window, progress);
+                                    window, watch, progress);
     } else {
       loss_sum = run_epoch_single(layer, train, order, c.batch_size, schedule, step, scratch, window,
-                                  progress);
+                                  watch, progress);
     }
+    if (!order.empty())
+      watch.ok(static_cast<std::int64_t>(order.size()), loss_sum / double(order.size()), true);
+    if (watch.tripped()) throw Diverged{epoch, watch.rows(), watch.loss()};
     layer.flush();
     EpochRecord rec;
     rec.epoch = epoch;
@@ -559,7 +618,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.train_loss = order.empty() ? 0.0 : loss_sum / double(order.size());
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
-    check_finite(model, rec.train_loss, epoch, c);
+    if (!std::isfinite(rec.train_loss) || !weights_finite(model))
+      throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss};
     if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
     if (valid != nullptr) rec.valid = evaluate(current, *valid);
@@ -633,19 +693,153 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
                                {"macro_f1", r.valid->macro_f1}};
     history.push_back(e);
   }
-  return {{"epochs_run", s.epochs_run}, {"best_epoch", s.best_epoch},
-          {"stopped_early", s.stopped_early}, {"train_seconds", s.seconds}, {"history", history}};
+  nlohmann::json out = {{"epochs_run", s.epochs_run}, {"best_epoch", s.best_epoch},
+                        {"stopped_early", s.stopped_early}, {"train_seconds", s.seconds},
+                        {"learning_rate", s.learning_rate}, {"history", history}};
+  if (s.calibration) {
+    nlohmann::json trials = nlohmann::json::array();
+    for (const RateTrial& t : s.calibration->trials)
+      trials.push_back({{"rate", t.rate},
+                        {"holdout_log_loss", std::isfinite(t.holdout_log_loss)
+                                                 ? nlohmann::json(t.holdout_log_loss)
+                                                 : nlohmann::json(nullptr)}});
+    out["rate_calibration"] = {{"rate", s.calibration->rate},
+                               {"sample_rows", s.calibration->sample_rows},
+                               {"mean_squared_norm", s.calibration->mean_squared_norm},
+                               {"seconds", s.calibration->seconds},
+                               {"trials", trials}};
+  }
+  nlohmann::json restarts = nlohmann::json::array();
+  for (const RateRestart& r : s.restarts)
+    restarts.push_back({{"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"rows", r.rows},
+                        {"mean_loss", std::isfinite(r.mean_loss) ? nlohmann::json(r.mean_loss)
+                                                                 : nlohmann::json(nullptr)}});
+  out["divergence_restarts"] = restarts;
+  return out;
+}
+
+namespace {
+
+TrainingSummary train_at_rate(Model& model, const Dataset& train_data, const Dataset* valid,
+                           const OptimizerConfig& c, LayerKind layer, Progress& progress) {
+  if (layer == LayerKind::kDense) {
+    DenseLinearLayer dense(model, c.l2, c.l1);
+    return train_with(dense, model, train_data, valid, c, progress);
+  }
+  EmbeddingBagLayer sparse(model.weight, model.bias, model.num_features, model.num_outputs, c.l2,
+                           c.l1);
+  return train_with(sparse, model, train_data, valid, c, progress);
+}
+
+// The model's starting weights, to start again from after a divergence:
+// nothing to keep when they are all zero (a new model: the usual case),
+// else a copy.
+class StartingPoint {
+ public:
+  explicit StartingPoint(const Model& m)
+      : zeros_(std::all_of(m.weight.begin(), m.weight.end(), [](float w) { return w == 0; }) &&
+               std::all_of(m.bias.begin(), m.bias.end(), [](float b) { return b == 0; })) {
+    if (!zeros_) weight_ = m.weight, bias_ = m.bias;
+  }
+  void restore(Model& m) const {
+    if (zeros_) {
+      std::fill(m.weight.begin(), m.weight.end(), 0.0f);
+      std::fill(m.bias.begin(), m.bias.end(), 0.0f);
+    } else {
+      std::copy(weight_.begin(), weight_.end(), m.weight.begin());
+      m.bias = bias_;
+    }
+  }
+
+ private:
+  bool zeros_;
+  std::vector<float> weight_, bias_;
+};
+
+// Each restart after a divergence divides the rate by this; after
+// kMaxRestarts of them (a rate 10^8 times too large) training gives up.
+constexpr double kRestartFactor = 10;
+constexpr int kMaxRestarts = 8;
+
+// Rates in messages: 6 digits, so that 1e36 / 10^2 reads 1e+34, not
+// 1.0000000000000001e+34.
+std::string rate_text(double rate) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", rate);
+  return buf;
+}
+
+std::string diverged_text(const Diverged& d, const OptimizerConfig& c) {
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "training diverged in epoch %d (mean loss %.4g after %lld rows) at learning_rate %s",
+                d.epoch, d.loss, static_cast<long long>(d.rows), rate_text(c.learning_rate).c_str());
+  return buf;
+}
+
+// Training opens regions of up to all cores (evaluation; the rate
+// calibration) or of the training threads.
+int team_threads(const OptimizerConfig& c, const Dataset& train) {
+  return std::max(omp_get_max_threads(), training_threads(c, train.x.rows()));
+}
+
+}  // namespace
+
+TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const Dataset* valid,
+                                 const OptimizerConfig& c, LayerKind layer, Progress& progress) {
+  if (c.learning_rate <= 0 && c.schedule != ScheduleKind::kOptimal)
+    throw Error("train_fixed_rate: learning_rate must be set");
+  const DenormalsAreZero flush_denormals(team_threads(c, train_data));
+  try {
+    TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, progress);
+    summary.learning_rate = c.learning_rate;
+    return summary;
+  } catch (const Diverged& d) {
+    throw Error(diverged_text(d, c));
+  }
 }
 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
-                      const OptimizerConfig& config, LayerKind layer, Progress& progress) {
-  if (layer == LayerKind::kDense) {
-    DenseLinearLayer dense(model, config.l2, config.l1);
-    return train_with(dense, model, train_data, valid, config, progress);
+                            const OptimizerConfig& config, LayerKind layer, Progress& progress) {
+  const DenormalsAreZero flush_denormals(team_threads(config, train_data));
+  OptimizerConfig c = config;
+  std::optional<RateCalibration> calibration;
+  if (c.learning_rate <= 0) {
+    if (c.schedule == ScheduleKind::kOptimal) {
+      c.learning_rate = 1;  // unused: "optimal" sets its own rates
+    } else {
+      calibration = calibrate_learning_rate(train_data, model.num_classes(), c);
+      c.learning_rate = calibration->rate;
+      progress.message("learning_rate auto: " + format_number(c.learning_rate) + " (" +
+                       std::to_string(calibration->trials.size()) + " rates tried on " +
+                       std::to_string(calibration->sample_rows) + " rows in " +
+                       format_number(std::round(calibration->seconds * 1000) / 1000) + "s)");
+    }
   }
-  EmbeddingBagLayer sparse(model.weight, model.bias, model.num_features, model.num_outputs,
-                           config.l2, config.l1);
-  return train_with(sparse, model, train_data, valid, config, progress);
+  const StartingPoint start(model);
+  std::vector<RateRestart> restarts;
+  for (;;) {
+    try {
+      TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, progress);
+      summary.learning_rate = c.learning_rate;
+      summary.calibration = std::move(calibration);
+      summary.restarts = std::move(restarts);
+      return summary;
+    } catch (const Diverged& d) {
+      const std::string what = diverged_text(d, c);
+      if (c.schedule == ScheduleKind::kOptimal)
+        throw Error(what + ": \"optimal\" starts at rate (l2 + l1)^-0.25; raise l2 or use "
+                    "another schedule");
+      if (static_cast<int>(restarts.size()) == kMaxRestarts)
+        throw Error(what + " after " + std::to_string(kMaxRestarts) +
+                    " restarts at lower rates; check the feature values (scale them) and set "
+                    "optimizer.learning_rate lower, or leave it out (\"auto\")");
+      restarts.push_back({c.learning_rate, d.epoch, d.rows, d.loss});
+      c.learning_rate /= kRestartFactor;
+      progress.warn(what + "; restarting at learning_rate " + rate_text(c.learning_rate));
+      start.restore(model);
+    }
+  }
 }
 
 }  // namespace bagel

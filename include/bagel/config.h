@@ -34,7 +34,7 @@ struct DataSpec {
 
 struct OptimizerConfig {
   int epochs = 5;
-  double learning_rate = 0.1;     // eta0
+  double learning_rate = 0;       // eta0; 0 = "auto": picked on a sample (rate_calibration.h)
   ScheduleKind schedule = ScheduleKind::kConstant;
   double power_t = 0.5;           // invscaling exponent
   int batch_size = 1;

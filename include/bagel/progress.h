@@ -24,6 +24,8 @@ class Progress {
   void end_epoch(const std::string& summary);
   // A whole line (unless quiet).
   void message(const std::string& line);
+  // "bagel: warning: <line>", printed even when quiet.
+  void warn(const std::string& line);
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -22,6 +22,7 @@
 #include "bagel/metrics.h"
 #include "bagel/model.h"
 #include "bagel/progress.h"
+#include "bagel/rate_calibration.h"
 
 namespace bagel {
 
@@ -34,12 +35,23 @@ struct EpochRecord {
   std::optional<Metrics> valid;
 };
 
+// A run that diverged at `learning_rate` and was restarted at a lower one.
+struct RateRestart {
+  double learning_rate = 0;
+  int epoch = 0;
+  std::int64_t rows = 0;        // rows of that epoch seen when it was noticed
+  double mean_loss = 0;         // their mean loss then (may be inf or NaN)
+};
+
 struct TrainingSummary {
   std::vector<EpochRecord> history;
   int epochs_run = 0;
   int best_epoch = 0;             // epoch whose weights were kept (last one without early stopping)
   bool stopped_early = false;
   double seconds = 0;             // training only, not loading
+  double learning_rate = 0;       // eta0 of the run that finished
+  std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
+  std::vector<RateRestart> restarts;           // divergences, in order
 };
 
 nlohmann::json summary_to_json(const TrainingSummary& s);
@@ -52,8 +64,20 @@ int training_threads(const OptimizerConfig& c, std::int64_t rows);
 // the same on every platform and standard library.
 void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng);
 
-// Trains `model` (already sized for the classes and features) in place.
+// Trains `model` (already sized for the classes and features) in place,
+// from its current weights. learning_rate 0 ("auto") is calibrated first
+// (rate_calibration.h). A run whose loss diverges (not finite, or far above
+// log K) is noticed within the epoch, reported by progress.warn() and
+// restarted from the starting weights at a tenth of the rate, up to 8 times;
+// the weights returned are always finite.
 TrainingSummary train_model(Model& model, const Dataset& train, const Dataset* valid,
-                      const OptimizerConfig& config, LayerKind layer, Progress& progress);
+                            const OptimizerConfig& config, LayerKind layer, Progress& progress);
+
+// One run at the configured rate (which must be set), as the rate
+// calibration's candidates need: no calibration, no restart; a divergence is
+// an Error.
+TrainingSummary train_fixed_rate(Model& model, const Dataset& train, const Dataset* valid,
+                                 const OptimizerConfig& config, LayerKind layer,
+                                 Progress& progress);
 
 }  // namespace bagel

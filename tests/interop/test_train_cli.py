@@ -226,12 +226,35 @@ class TrainCommandLine(unittest.TestCase):
         self.assert_fails(self.train(c), "unseen.labels", "maybe")
         self.assert_no_model_written()
 
-    def test_divergence_fails_with_advice_and_writes_no_model(self):
+    def test_divergence_restarts_with_warnings_then_fails_with_advice_and_writes_no_model(self):
         c = self.config(train={"features": str(self.data / "huge.npz"),
                                "labels": str(self.data / "train.labels")})
         c["optimizer"]["learning_rate"] = 1e36
-        self.assert_fails(self.train(c, "--quiet"), "epoch 1", "learning_rate")
+        proc = self.train(c, "--quiet")
+        self.assertNotEqual(proc.returncode, 0, proc.stderr)
+        lines = proc.stderr.splitlines()
+        # Eight restarts, each warned even with --quiet, at a tenth of the rate, then one error.
+        self.assertEqual(len(lines), 9, proc.stderr)
+        for k, line in enumerate(lines[:8]):
+            self.assertTrue(line.startswith("bagel: warning: training diverged in epoch 1"), line)
+            self.assertIn(f"restarting at learning_rate 1e+{35 - k}", line)
+        self.assertTrue(lines[8].startswith("bagel: error: "), lines[8])
+        self.assertIn("after 8 restarts", lines[8])
+        self.assertIn("learning_rate 1e+28", lines[8])
         self.assert_no_model_written()
+
+    def test_divergence_at_an_absurd_rate_restarts_and_saves_a_finite_model(self):
+        c = self.config()
+        c["optimizer"]["learning_rate"] = 1e6
+        proc = self.train(c, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("bagel: warning: training diverged", proc.stderr)
+        meta = json.loads((self.model / "model.json").read_text())
+        restarts = meta["training"]["divergence_restarts"]
+        self.assertGreater(len(restarts), 0)
+        self.assertEqual(restarts[0]["learning_rate"], 1e6)
+        self.assertLess(meta["training"]["learning_rate"], 1e6)
+        self.assertTrue(np.isfinite(np.load(self.model / "weight.npy")).all())
 
     def test_failed_run_leaves_the_previous_model_intact(self):
         self.assertEqual(self.train(self.config(), "--quiet").returncode, 0)

@@ -1,0 +1,144 @@
+#include "bagel/rate_calibration.h"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <random>
+#include <string>
+
+#include <omp.h>
+
+#include "bagel/error.h"
+#include "bagel/model.h"
+#include "bagel/predict.h"
+#include "bagel/trainer.h"
+
+namespace bagel {
+
+namespace {
+
+// Candidates 2^k / mean(|x|^2) for k in [kLowest, kHighest]. Measured best
+// rates on real data lay between 2^-3 and 2^3 of the centre (README §9);
+// the range leaves room on both sides.
+constexpr int kLowest = -8;
+constexpr int kHighest = 5;
+constexpr double kHoldoutFraction = 0.2;
+// Near its minimum the held-out loss is flat and noisy (a few hundred rows):
+// the smallest rate within this fraction of the best loss is taken, since
+// a rate too large costs more (unstable first epochs) than one a little small.
+constexpr double kLossTolerance = 0.02;
+
+// Rows of the sample with their features renumbered densely, in the order
+// the sample first uses them (`new_of_old` is shared by the fit and holdout
+// parts so that they agree): the candidates' weights then hold only the
+// features the sample uses, not all of x's.
+struct SampleRows {
+  std::vector<Index> indptr{0}, indices;
+  std::vector<float> data;
+  std::vector<std::int32_t> y;
+};
+
+SampleRows copy_rows(const Dataset& d, std::span<const Index> rows, std::vector<Index>& new_of_old,
+                     Index& used) {
+  SampleRows s;
+  for (const Index r : rows) {
+    const RowView row = d.x.row(r);
+    for (std::size_t p = 0; p < row.size(); ++p) {
+      Index& id = new_of_old[static_cast<std::size_t>(row.indices[p])];
+      if (id < 0) id = used++;
+      s.indices.push_back(id);
+      s.data.push_back(row.values[p]);
+    }
+    s.indptr.push_back(static_cast<Index>(s.indices.size()));
+    s.y.push_back(d.y[static_cast<std::size_t>(r)]);
+  }
+  return s;
+}
+
+Dataset to_dataset(SampleRows s, Index cols, const std::string& name) {
+  const auto rows = static_cast<Index>(s.y.size());
+  return Dataset{name, CsrMatrix(rows, cols, std::move(s.indptr), std::move(s.indices),
+                                 std::move(s.data)),
+                 std::move(s.y)};
+}
+
+double mean_squared_norm(const CsrMatrix& x) {
+  double sum = 0;
+  for (const float v : x.data()) sum += double(v) * v;
+  return x.rows() > 0 ? sum / x.rows() : 0.0;
+}
+
+}  // namespace
+
+RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
+                                        const OptimizerConfig& c, std::int64_t sample_rows) {
+  const auto t0 = std::chrono::steady_clock::now();
+  RateCalibration out;
+  // A seeded sample, drawn apart from the training shuffle's stream.
+  std::vector<Index> order(static_cast<std::size_t>(train.x.rows()));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<Index>(i);
+  std::mt19937_64 rng(c.seed ^ 0x9e3779b97f4a7c15ull);
+  shuffle_rows(order, rng);
+  order.resize(static_cast<std::size_t>(std::min<std::int64_t>(sample_rows, train.x.rows())));
+  out.sample_rows = static_cast<std::int64_t>(order.size());
+  const std::size_t fit_rows =
+      std::max<std::size_t>(1, order.size() - static_cast<std::size_t>(order.size() * kHoldoutFraction));
+  std::vector<Index> new_of_old(static_cast<std::size_t>(train.x.cols()), -1);
+  Index used = 0;
+  const std::span<const Index> sample(order);
+  SampleRows fit_rows_copy = copy_rows(train, sample.first(fit_rows), new_of_old, used);
+  SampleRows holdout_copy = copy_rows(train, sample.subspan(fit_rows), new_of_old, used);
+  const Dataset fit = to_dataset(std::move(fit_rows_copy), used, "calibration sample");
+  const Dataset holdout = to_dataset(std::move(holdout_copy), used, "calibration holdout");
+  out.mean_squared_norm = mean_squared_norm(fit.x);
+  const double centre = out.mean_squared_norm > 0 ? 1.0 / out.mean_squared_norm : 1.0;
+
+  std::vector<std::string> names;
+  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+  OptimizerConfig trial = c;
+  trial.threads = 1;
+  trial.deterministic = false;
+  trial.patience = 0;
+  const Dataset& judge = holdout.x.rows() > 0 ? holdout : fit;
+
+  const int count = kHighest - kLowest + 1;
+  out.trials.resize(static_cast<std::size_t>(count));
+  const int threads = std::max(1, std::min(count, c.threads > 0 ? c.threads : omp_get_max_threads()));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  for (int i = 0; i < count; ++i) {
+    RateTrial& t = out.trials[static_cast<std::size_t>(i)];
+    t.rate = centre * std::ldexp(1.0, kLowest + i);
+    t.holdout_log_loss = std::numeric_limits<double>::infinity();
+    if (t.rate * c.l2 >= 1) continue;  // the decay factor 1 - eta l2 would not stay positive
+    OptimizerConfig tc = trial;
+    tc.learning_rate = t.rate;
+    try {
+      Model m = Model::zeros(names, true, used);
+      Progress quiet(Progress::Mode::kQuiet, std::cerr);
+      train_fixed_rate(m, fit, nullptr, tc, LayerKind::kSparse, quiet);
+      const double loss = evaluate(m, judge.x, judge.y, 1).log_loss;
+      if (std::isfinite(loss)) t.holdout_log_loss = loss;
+    } catch (const std::exception&) {
+      // A diverged candidate stays at +inf (exceptions must not leave the region).
+    }
+  }
+  const RateTrial* best = &out.trials.front();
+  for (const RateTrial& t : out.trials)
+    if (t.holdout_log_loss < best->holdout_log_loss) best = &t;
+  const double good_enough = best->holdout_log_loss * (1 + kLossTolerance);
+  for (const RateTrial& t : out.trials)  // rising rates: the first one is the smallest
+    if (t.holdout_log_loss <= good_enough) {
+      best = &t;
+      break;
+    }
+  if (!std::isfinite(best->holdout_log_loss))
+    throw Error("learning_rate \"auto\": every rate tried on a sample of " +
+                std::to_string(out.sample_rows) + " training rows diverged; give " +
+                "optimizer.learning_rate as a number");
+  out.rate = best->rate;
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace bagel

@@ -1,0 +1,197 @@
+// learning_rate "auto" (rate_calibration.h) and the divergence guard of
+// train_model (trainer.h).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+
+#include "bagel/error.h"
+#include "bagel/predict.h"
+#include "bagel/rate_calibration.h"
+#include "bagel/synthetic.h"
+#include "bagel/trainer.h"
+#include "train_helpers.h"
+
+namespace bagel {
+namespace {
+
+// Zipf count rows, as CountVectorizer makes them: ~40 distinct features a
+// row with repeats, so |x|^2 is in the hundreds.
+Dataset counts(int classes, Index rows, std::uint64_t seed) {
+  SyntheticSpec spec;
+  spec.rows = rows;
+  spec.features = 4000;
+  spec.nnz_per_row = 40;
+  spec.classes = classes;
+  spec.seed = seed;
+  SyntheticData d = make_synthetic(spec);
+  return Dataset{"train", std::move(d.x), std::move(d.y)};
+}
+
+// The same rows with every value times `factor`.
+Dataset scaled(const Dataset& d, float factor) {
+  std::vector<float> data(d.x.data().begin(), d.x.data().end());
+  for (float& v : data) v *= factor;
+  return Dataset{d.name,
+                 CsrMatrix(d.x.rows(), d.x.cols(),
+                           std::vector<Index>(d.x.indptr().begin(), d.x.indptr().end()),
+                           std::vector<Index>(d.x.indices().begin(), d.x.indices().end()),
+                           std::move(data)),
+                 d.y};
+}
+
+double accuracy(const Model& m, const Dataset& d) {
+  return evaluate(m, d.x, d.y, 1).accuracy;
+}
+
+OptimizerConfig defaults() {
+  OptimizerConfig c;
+  c.learning_rate = 0;  // "auto"
+  c.schedule = ScheduleKind::kLinear;
+  c.epochs = 5;
+  return c;
+}
+
+TEST(RateCalibration, RateFollowsTheScaleOfTheRows) {
+  // Values times 4 give |x|^2 times 16, and the candidates 16 times smaller.
+  // The weights' trajectory is then the same up to the factor 4, but the
+  // bias's is not (its input is 1 at every scale), so the pick may move by
+  // one candidate; without the scaling it would move by four.
+  const Dataset d = counts(2, 3000, 1);
+  const RateCalibration a = calibrate_learning_rate(d, 2, defaults());
+  const RateCalibration b = calibrate_learning_rate(scaled(d, 4.0f), 2, defaults());
+  const RateCalibration c = calibrate_learning_rate(scaled(d, 0.25f), 2, defaults());
+  EXPECT_DOUBLE_EQ(b.mean_squared_norm, a.mean_squared_norm * 16);
+  EXPECT_LE(std::abs(std::log2(a.rate / (16 * b.rate))), 1.0) << a.rate << " vs " << b.rate;
+  EXPECT_LE(std::abs(std::log2(16 * a.rate / c.rate)), 1.0) << a.rate << " vs " << c.rate;
+  // The chosen rate is one of the trials, and not at the edge of the range.
+  EXPECT_GT(a.rate, a.trials.front().rate);
+  EXPECT_LT(a.rate, a.trials.back().rate);
+  EXPECT_EQ(a.sample_rows, 2000);
+}
+
+TEST(RateCalibration, PicksTheSmallestRateNearTheBestHeldOutLoss) {
+  const Dataset d = counts(5, 3000, 2);
+  const RateCalibration cal = calibrate_learning_rate(d, 5, defaults());
+  double best = INFINITY;
+  for (const RateTrial& t : cal.trials) best = std::min(best, t.holdout_log_loss);
+  double chosen_loss = NAN;
+  for (const RateTrial& t : cal.trials) {
+    if (t.rate == cal.rate) chosen_loss = t.holdout_log_loss;
+    if (t.rate < cal.rate) EXPECT_GT(t.holdout_log_loss, best * 1.02) << "rate " << t.rate;
+  }
+  EXPECT_LE(chosen_loss, best * 1.02);
+}
+
+TEST(RateCalibration, SameSeedSameRateAndOtherSeedsStillClose) {
+  const Dataset d = counts(2, 5000, 3);
+  OptimizerConfig c = defaults();
+  const double a = calibrate_learning_rate(d, 2, c).rate;
+  EXPECT_EQ(calibrate_learning_rate(d, 2, c).rate, a);
+  c.seed = 7;
+  const double b = calibrate_learning_rate(d, 2, c).rate;
+  EXPECT_LE(std::abs(std::log2(b / a)), 2.0) << a << " vs " << b;
+}
+
+TEST(RateCalibration, AutoLearnsAtEveryScaleWhereAFixedRateFailsOnOne) {
+  // The same rows as counts, as long documents (x 16) and as unit-ish rows
+  // (x 1/16): "auto" learns all three alike; the old default, a constant
+  // 0.1, swings the logits of the long rows by hundreds each step.
+  const Dataset base = counts(2, 6000, 4);
+  OptimizerConfig old = defaults();
+  old.learning_rate = 0.1;
+  old.schedule = ScheduleKind::kConstant;
+  double worst_auto = 1, worst_old = 1;
+  for (const float factor : {1.0f / 16, 1.0f, 16.0f}) {
+    const Dataset d = scaled(base, factor);
+    const double acc_auto = accuracy(train_sparse(d, 2, defaults()), d);
+    const double acc_old = accuracy(train_sparse(d, 2, old), d);
+    worst_auto = std::min(worst_auto, acc_auto);
+    worst_old = std::min(worst_old, acc_old);
+  }
+  EXPECT_GT(worst_auto, 0.85);
+  EXPECT_GT(worst_auto, worst_old + 0.05) << "auto " << worst_auto << ", constant 0.1 " << worst_old;
+}
+
+TEST(DivergenceGuard, AbsurdRateEndsInAFiniteModelWithAWarningEvenWhenQuiet) {
+  const Dataset d = counts(3, 3000, 5);
+  OptimizerConfig c = defaults();
+  c.learning_rate = 1e6;
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  Model m = Model::zeros({"0", "1", "2"}, true, d.x.cols());
+  const TrainingSummary s = train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+  ASSERT_FALSE(s.restarts.empty());
+  EXPECT_EQ(s.restarts.front().learning_rate, 1e6);
+  EXPECT_EQ(s.restarts.front().epoch, 1);
+  EXPECT_LE(s.restarts.front().rows, 1024) << "noticed late in the epoch";
+  EXPECT_LT(s.learning_rate, 1e6);
+  EXPECT_DOUBLE_EQ(s.learning_rate, 1e6 / std::pow(10.0, double(s.restarts.size())));
+  for (const float w : m.weight) ASSERT_TRUE(std::isfinite(w));
+  EXPECT_GT(accuracy(m, d), 0.6);
+  const std::string text = log.str();
+  EXPECT_NE(text.find("bagel: warning: training diverged in epoch 1"), std::string::npos) << text;
+  EXPECT_NE(text.find("restarting at learning_rate 100000"), std::string::npos) << text;
+}
+
+TEST(DivergenceGuard, EveryParallelModeRestartsToo) {
+  const Dataset d = counts(2, 4000, 6);
+  for (const bool deterministic : {false, true})
+    for (const DeterministicMethod method : {DeterministicMethod::kExact, DeterministicMethod::kAverage}) {
+      OptimizerConfig c = defaults();
+      c.learning_rate = 1e5;
+      c.threads = 2;
+      c.deterministic = deterministic;
+      c.deterministic_method = method;
+      std::ostringstream log;
+      Progress quiet(Progress::Mode::kQuiet, log);
+      Model m = Model::zeros({"0", "1"}, true, d.x.cols());
+      const TrainingSummary s = train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+      EXPECT_FALSE(s.restarts.empty());
+      for (const float w : m.weight) ASSERT_TRUE(std::isfinite(w));
+      EXPECT_GT(accuracy(m, d), 0.6) << deterministic << " " << to_string(method);
+    }
+}
+
+TEST(DivergenceGuard, RestartsFromTheStartingWeightsOfAWarmStart) {
+  // Trained further from a model, a diverged run starts again from that
+  // model, not from zeros: with a rate that is fine after the restart, the
+  // result equals training from the model at that rate.
+  const Dataset d = counts(2, 3000, 8);
+  OptimizerConfig c = defaults();
+  c.learning_rate = 1e-3;
+  const Model start = train_sparse(d, 2, c);
+  c.learning_rate = 1e4;
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  Model restarted = start;
+  const TrainingSummary s = train_model(restarted, d, nullptr, c, LayerKind::kSparse, quiet);
+  ASSERT_FALSE(s.restarts.empty());
+  OptimizerConfig direct = c;
+  direct.learning_rate = s.learning_rate;
+  Model expected = start;
+  train_fixed_rate(expected, d, nullptr, direct, LayerKind::kSparse, quiet);
+  EXPECT_NE(restarted.weight, start.weight);
+  EXPECT_EQ(restarted.weight, expected.weight);
+}
+
+TEST(DivergenceGuard, GivesUpWithAClearErrorWhenNoRateHelps) {
+  const Dataset d = counts(2, 2000, 9);
+  OptimizerConfig c = defaults();
+  c.learning_rate = 1e36;
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  Model m = Model::zeros({"0", "1"}, true, d.x.cols());
+  try {
+    train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+    FAIL() << "expected bagel::Error";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("after 8 restarts"), std::string::npos) << what;
+    EXPECT_NE(what.find("learning_rate"), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace bagel
