@@ -1,5 +1,6 @@
 #include "bagel/config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -85,6 +86,18 @@ int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64
   return static_cast<int>(v);
 }
 
+// "auto" (kept as 0) or an integer in [lo, hi].
+int parse_auto_int(JsonReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
+  if (r.has(key) && r.raw(key).is_string()) {
+    const std::string text = r.raw(key).get<std::string>();
+    require(text == "auto", r.field(key),
+            "expected an integer >= " + std::to_string(lo) + " or \"auto\", found \"" + text + "\"");
+    return 0;
+  }
+  const std::int64_t value = r.get_integer(key, 0);  // also marks the key as known
+  return r.has(key) ? to_int(value, r.field(key), lo, hi) : 0;
+}
+
 // "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
 double parse_learning_rate(JsonReader& r) {
   const std::string key = "learning_rate";
@@ -101,9 +114,9 @@ double parse_learning_rate(JsonReader& r) {
 OptimizerConfig parse_optimizer(JsonReader r) {
   OptimizerConfig o;
   const auto lim = std::numeric_limits<int>::max();
-  o.epochs = to_int(r.get_integer("epochs", o.epochs), r.field("epochs"), 1, lim);
+  o.epochs = parse_auto_int(r, "epochs", 1, lim);
   o.learning_rate = parse_learning_rate(r);
-  o.schedule = parse_schedule(r.get_string("schedule", "constant"), r.field("schedule"));
+  o.schedule = parse_schedule(r.get_string("schedule", to_string(o.schedule)), r.field("schedule"));
   o.power_t = r.get_number("power_t", o.power_t);
   require(o.power_t >= 0, r.field("power_t"), "expected a number >= 0");
   o.batch_size = to_int(r.get_integer("batch_size", o.batch_size), r.field("batch_size"), 1, lim);
@@ -129,7 +142,8 @@ OptimizerConfig parse_optimizer(JsonReader r) {
           "optimizer.threads to 1 (it is " + std::to_string(o.threads) +
               "), or deterministic to true and deterministic_method to \"average\"");
   o.average_from =
-      to_int(r.get_integer("average_from", o.average_from), r.field("average_from"), 1, o.epochs);
+      to_int(r.get_integer("average_from", o.average_from), r.field("average_from"), 1,
+             o.epochs > 0 ? o.epochs : lim);
   require(o.average || o.average_from == 1, r.field("average_from"),
           "applies to averaged SGD: set optimizer.average to true, or leave average_from out");
   require(!o.average || o.l1 == 0, r.field("average"),
@@ -170,7 +184,8 @@ nlohmann::json resolved_json(const TrainConfig& c) {
   j["model"] = {{"layer", to_string(c.layer)}};
   const nlohmann::json rate =
       o.learning_rate > 0 ? nlohmann::json(o.learning_rate) : nlohmann::json("auto");
-  j["optimizer"] = {{"epochs", o.epochs}, {"learning_rate", rate},
+  const nlohmann::json epochs = o.epochs > 0 ? nlohmann::json(o.epochs) : nlohmann::json("auto");
+  j["optimizer"] = {{"epochs", epochs}, {"learning_rate", rate},
                     {"schedule", to_string(o.schedule)}, {"power_t", o.power_t},
                     {"batch_size", o.batch_size}, {"l2", o.l2}, {"l1", o.l1},
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
@@ -185,6 +200,11 @@ nlohmann::json resolved_json(const TrainConfig& c) {
 }
 
 }  // namespace
+
+int auto_epochs(std::int64_t rows) {
+  constexpr std::int64_t kUpdates = 200000;
+  return static_cast<int>(std::clamp<std::int64_t>((kUpdates + rows - 1) / std::max<std::int64_t>(rows, 1), 5, 20));
+}
 
 void apply_override(nlohmann::json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');

@@ -29,9 +29,39 @@ TEST(Config, DefaultsAndRelativePathsResolveAgainstConfigFolder) {
   EXPECT_EQ(c.train.labels, "/base/dir/x/train.labels");
   EXPECT_FALSE(c.valid.has_value());
   EXPECT_EQ(c.layer, LayerKind::kSparse);
-  EXPECT_EQ(c.optimizer.epochs, 5);
+  EXPECT_EQ(c.optimizer.epochs, 0);  // "auto"
+  EXPECT_EQ(c.optimizer.learning_rate, 0);  // "auto"
+  EXPECT_EQ(c.optimizer.l2, 0);
   EXPECT_EQ(c.optimizer.batch_size, 1);
-  EXPECT_EQ(c.resolved["optimizer"]["schedule"], "constant");
+  EXPECT_EQ(c.resolved["optimizer"]["schedule"], "linear");
+  EXPECT_EQ(c.resolved["optimizer"]["epochs"], "auto");
+  EXPECT_EQ(c.resolved["optimizer"]["learning_rate"], "auto");
+}
+
+TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"epochs", "auto"}, {"learning_rate", "auto"}};
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.epochs, 0);
+  doc["optimizer"] = {{"epochs", 7}, {"learning_rate", 0.25}};
+  const TrainConfig c = parse_train_config(doc, "/b");
+  EXPECT_EQ(c.optimizer.epochs, 7);
+  EXPECT_EQ(c.optimizer.learning_rate, 0.25);
+  EXPECT_EQ(c.resolved["optimizer"]["learning_rate"], 0.25);
+  doc["optimizer"] = {{"epochs", "many"}};
+  EXPECT_NE(error_of(doc).find("optimizer.epochs: expected an integer >= 1 or \"auto\""),
+            std::string::npos) << error_of(doc);
+  doc["optimizer"] = {{"learning_rate", "fast"}};
+  EXPECT_NE(error_of(doc).find("optimizer.learning_rate: expected a number > 0 or \"auto\""),
+            std::string::npos) << error_of(doc);
+}
+
+TEST(Config, AutoEpochsGiveAbout200kUpdatesBetween5And20) {
+  EXPECT_EQ(auto_epochs(100), 20);
+  EXPECT_EQ(auto_epochs(10000), 20);
+  EXPECT_EQ(auto_epochs(20000), 10);
+  EXPECT_EQ(auto_epochs(30000), 7);
+  EXPECT_EQ(auto_epochs(40000), 5);
+  EXPECT_EQ(auto_epochs(1000000), 5);
 }
 
 TEST(Config, AbsolutePathsAreKept) {

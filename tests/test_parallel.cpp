@@ -46,6 +46,7 @@ OptimizerConfig config(int threads, bool deterministic, int batch,
   c.deterministic_method = method;
   c.epochs = 3;
   c.learning_rate = 0.05;
+  c.schedule = ScheduleKind::kConstant;
   c.batch_size = batch;
   c.l2 = 1e-4;
   c.l1 = 1e-5;

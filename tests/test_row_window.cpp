@@ -128,6 +128,7 @@ void expect_windows_change_nothing(const CsrMatrix& x, int classes, int batch) {
   OptimizerConfig c;
   c.epochs = 2;
   c.learning_rate = 0.05;
+  c.schedule = ScheduleKind::kConstant;
   c.batch_size = batch;
   c.l2 = 1e-3;
   c.l1 = 1e-4;

@@ -554,6 +554,7 @@ TEST(TrainerTrain, WithoutShuffleVisitsRowsInFileOrder) {
   OptimizerConfig c;
   c.epochs = 3;
   c.learning_rate = 0.5;
+  c.schedule = ScheduleKind::kConstant;
   c.shuffle = false;
   Model model = zeros_model(2, oc.F);
   const Dataset train = make_dataset("train", oc.F, oc.rows, oc.y);
@@ -576,6 +577,7 @@ TEST(TrainerTrain, WithShuffleVisitsRowsInTheSeededPermutation) {
   OptimizerConfig c;
   c.epochs = 3;
   c.learning_rate = 0.5;
+  c.schedule = ScheduleKind::kConstant;
   c.seed = 99;
   Model model = zeros_model(2, oc.F);
   const Dataset train = make_dataset("train", oc.F, oc.rows, oc.y);
@@ -652,6 +654,7 @@ TEST(TrainerEarlyStopping, StopsAfterPatienceAndKeepsTheBestEpochsWeights) {
   OptimizerConfig c;
   c.epochs = 40;
   c.learning_rate = 0.05;
+  c.schedule = ScheduleKind::kConstant;  // a curve that rises again: early stopping has work
   c.seed = 3;
   c.min_delta = 1e-4;
 

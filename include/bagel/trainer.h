@@ -48,7 +48,8 @@ struct TrainingSummary {
   int epochs_run = 0;
   int best_epoch = 0;             // epoch whose weights were kept (last one without early stopping)
   bool stopped_early = false;
-  double seconds = 0;             // training only, not loading
+  double seconds = 0;             // training (with the rate calibration), not loading
+  int epochs = 0;                 // planned (optimizer.epochs, "auto" resolved)
   double learning_rate = 0;       // eta0 of the run that finished
   std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
   std::vector<RateRestart> restarts;           // divergences, in order
