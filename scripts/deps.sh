@@ -6,6 +6,11 @@ BAGEL_BUILD_PACKAGES=(g++ make cmake pkg-config libeigen3-dev nlohmann-json3-dev
 # The oracles of the interop tests: numpy/scipy/scikit-learn, LIBLINEAR, PyTorch.
 BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
                      python3-torch)
+# The defaults benchmark (scripts/bench_defaults.sh): the Debian text its real
+# data sets are made of (scripts/make_bench_data.py) and the peers it runs.
+BAGEL_BENCH_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
+                      fortunes wamerican wngerman wfrench wspanish witalian wportuguese wdutch
+                      manpages manpages-dev perl-doc python3-torch python3-sympy)
 
 # ensure_packages PKG...: installs those not yet installed.
 ensure_packages() {
