@@ -57,10 +57,11 @@ std::string resolve(const std::string& path, const fs::path& base_dir) {
   return p.is_absolute() ? path : (base_dir / p).lexically_normal().string();
 }
 
-DataSpec parse_data(JsonReader r, const fs::path& base_dir) {
+DataSpec parse_data(JsonReader r, const fs::path& base_dir, bool weights_allowed) {
   DataSpec spec;
   spec.features = resolve(r.require_string("features"), base_dir);
   spec.labels = resolve(r.get_string("labels", ""), base_dir);
+  if (weights_allowed) spec.sample_weights = resolve(r.get_string("sample_weights", ""), base_dir);
   // zero_based: "auto" | "true" | "false", and JSON true/false for the latter two.
   const nlohmann::json* zb = r.has("zero_based") ? &r.raw("zero_based") : nullptr;
   if (zb != nullptr && zb->is_boolean())
@@ -84,6 +85,31 @@ int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64
     throw ConfigError(field, "expected an integer in [" + std::to_string(lo) + ", " +
                                  std::to_string(hi) + "], found " + std::to_string(v));
   return static_cast<int>(v);
+}
+
+// null/absent, "balanced", or {"class name": weight >= 0, ...}.
+ClassWeightSpec parse_class_weight(JsonReader& r) {
+  const std::string key = "class_weight";
+  ClassWeightSpec spec;
+  if (!r.has(key) || r.raw(key).is_null()) return spec;
+  const nlohmann::json& v = r.raw(key);
+  const std::string expected = "expected \"balanced\" or an object {\"class\": weight >= 0, ...}";
+  if (v.is_string()) {
+    require(v.get<std::string>() == "balanced", r.field(key),
+            expected + ", found \"" + v.get<std::string>() + "\"");
+    spec.kind = ClassWeightSpec::Kind::kBalanced;
+    return spec;
+  }
+  require(v.is_object(), r.field(key), expected + ", found " + std::string(v.type_name()));
+  spec.kind = ClassWeightSpec::Kind::kMap;
+  for (const auto& [name, weight] : v.items()) {
+    const std::string field = r.field(key) + "." + name;
+    require(weight.is_number(), field, "expected a number >= 0, found " + std::string(weight.type_name()));
+    const double w = weight.get<double>();
+    require(std::isfinite(w) && w >= 0, field, "expected a finite number >= 0, found " + weight.dump());
+    spec.map.emplace_back(name, w);
+  }
+  return spec;
 }
 
 // "auto" (kept as 0) or an integer in [lo, hi].
@@ -149,6 +175,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   require(!o.average || o.l1 == 0, r.field("average"),
           "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
           "of the average): set l1 to 0 or average to false");
+  o.class_weight = parse_class_weight(r);
   o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
   o.min_delta = r.get_number("min_delta", o.min_delta);
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
@@ -168,9 +195,18 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   return o;
 }
 
+nlohmann::json class_weight_json(const ClassWeightSpec& s) {
+  if (s.kind == ClassWeightSpec::Kind::kNone) return nullptr;
+  if (s.kind == ClassWeightSpec::Kind::kBalanced) return "balanced";
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, w] : s.map) j[name] = w;
+  return j;
+}
+
 nlohmann::json data_json(const DataSpec& d) {
   nlohmann::json j = {{"features", d.features}};
   if (!d.labels.empty()) j["labels"] = d.labels;
+  if (!d.sample_weights.empty()) j["sample_weights"] = d.sample_weights;
   j["zero_based"] = d.zero_based == ZeroBased::kAuto ? "auto"
                     : d.zero_based == ZeroBased::kTrue ? "true" : "false";
   return j;
@@ -193,6 +229,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"deterministic_method", to_string(o.deterministic_method)},
                     {"reorder_features", o.reorder_features}, {"average", o.average},
                     {"average_from", o.average_from},
+                    {"class_weight", class_weight_json(o.class_weight)},
                     {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;
@@ -232,8 +269,9 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   JsonReader root(doc, "");
   TrainConfig c;
   if (!root.has("train")) throw ConfigError("train", "is required: {\"features\": ..., \"labels\": ...}");
-  c.train = parse_data(root.object("train"), base_dir);
-  if (root.has("valid") && !doc.at("valid").is_null()) c.valid = parse_data(root.object("valid"), base_dir);
+  c.train = parse_data(root.object("train"), base_dir, true);
+  if (root.has("valid") && !doc.at("valid").is_null())
+    c.valid = parse_data(root.object("valid"), base_dir, false);
   else root.get_string("valid", "");  // mark as known
   if (root.has("model")) {
     JsonReader m = root.object("model");

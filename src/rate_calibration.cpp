@@ -37,6 +37,7 @@ struct SampleRows {
   std::vector<Index> indptr{0}, indices;
   std::vector<float> data;
   std::vector<std::int32_t> y;
+  std::vector<float> weight;  // empty when the rows are unweighted
 };
 
 SampleRows copy_rows(const Dataset& d, std::span<const Index> rows, std::vector<Index>& new_of_old,
@@ -52,6 +53,7 @@ SampleRows copy_rows(const Dataset& d, std::span<const Index> rows, std::vector<
     }
     s.indptr.push_back(static_cast<Index>(s.indices.size()));
     s.y.push_back(d.y[static_cast<std::size_t>(r)]);
+    if (!d.weight.empty()) s.weight.push_back(d.weight[static_cast<std::size_t>(r)]);
   }
   return s;
 }
@@ -60,7 +62,7 @@ Dataset to_dataset(SampleRows s, Index cols, const std::string& name) {
   const auto rows = static_cast<Index>(s.y.size());
   return Dataset{name, CsrMatrix(rows, cols, std::move(s.indptr), std::move(s.indices),
                                  std::move(s.data)),
-                 std::move(s.y)};
+                 std::move(s.y), std::move(s.weight)};
 }
 
 double mean_squared_norm(const CsrMatrix& x) {

@@ -6,6 +6,7 @@
 #include <limits>
 #include <optional>
 #include <atomic>
+#include <numeric>
 #include <algorithm>
 #include <type_traits>
 
@@ -110,11 +111,20 @@ struct StepClock {
 // weights). A rate that is too large for the scale of the rows makes the
 // logits swing by hundreds, and the mean loss with them (35 seen on count
 // data at rate 0.1), so the watch trips within the first thousand rows
-// instead of after a useless epoch. Shared by the threads of one epoch: the
-// first one to trip it stops them all at their next check.
+// instead of after a useless epoch. Row weights scale the losses, so the
+// limit is times their mean. "optimal" sets its own rates, so no restart can
+// help it: there only non-finite losses count. Shared by the threads of one
+// epoch: the first one to trip it stops them all at their next check.
 class DivergenceWatch {
  public:
-  explicit DivergenceWatch(int classes) : limit_(4.0 * std::log(std::max(classes, 2))) {}
+  explicit DivergenceWatch(double limit) : limit_(limit) {}
+  static double limit_for(int classes, const Dataset& d, ScheduleKind schedule) {
+    if (schedule == ScheduleKind::kOptimal) return std::numeric_limits<double>::infinity();
+    double mean_weight = 1;
+    if (!d.weight.empty())
+      mean_weight = std::accumulate(d.weight.begin(), d.weight.end(), 0.0) / double(d.weight.size());
+    return 4.0 * std::log(std::max(classes, 2)) * mean_weight;
+  }
   // A running mean over `rows` rows; false once any thread has tripped it.
   // `whole` marks the mean of a whole epoch, which counts however few rows.
   bool ok(std::int64_t rows, double mean_loss, bool whole = false) {
@@ -143,6 +153,16 @@ struct Diverged {
   double loss;
 };
 
+// Row weights (Dataset::weight): the row's gradient and loss times w. A
+// branch per row, not per non-zero; unweighted data has no weights at all.
+inline double weigh_row(double loss, float* grad, int k, std::span<const float> weights,
+                        Index row) {
+  if (weights.empty()) return loss;
+  const float w = weights[static_cast<std::size_t>(row)];
+  for (int i = 0; i < k; ++i) grad[i] *= w;
+  return loss * w;
+}
+
 // One pass over `order`; returns the summed loss. Template over the layer so
 // forward/step are direct calls; report(rows done, mean loss) is called every
 // 256 batches, where the pass also stops once `watch` has tripped; `thread`
@@ -164,9 +184,12 @@ double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order
       if (in_place) prefetch_ahead(x, y, all, next, batch_size);
       if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
       layer.forward(x, rows, scratch.logits.data(), thread);
-      for (std::size_t b = 0; b < count; ++b)
-        loss_sum += head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
-                                       scratch.grads.data() + b * k, k);
+      for (std::size_t b = 0; b < count; ++b) {
+        float* grad = scratch.grads.data() + b * k;
+        const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k);
+        // Window row i is order[offset + i]; in place, offset is 0 and all is order.
+        loss_sum += weigh_row(loss, grad, k, data.weight, order[offset + begin + b]);
+      }
       layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()), thread);
       const std::size_t done = offset + begin + count;
       if (((offset + begin) / batch_size) % 256 == 0) {
@@ -464,9 +487,12 @@ double run_epoch_deterministic(EmbeddingBagLayer& layer, const Dataset& data,
         }
         const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
         layer.forward_readonly(*x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
-        for (std::size_t b = b_lo; b < b_hi; ++b)
-          row_loss[b] = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]],
-                                           scratch.grads.data() + b * k, k);
+        for (std::size_t b = b_lo; b < b_hi; ++b) {
+          float* grad = scratch.grads.data() + b * k;
+          // Window row i is part[i], as in place.
+          row_loss[b] = weigh_row(head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k),
+                                  grad, k, data.weight, part[begin + b]);
+        }
 #pragma omp barrier
 #pragma omp single
         {
@@ -581,6 +607,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     layer.write_average(weight, bias);
   };
 
+  const double watch_limit = DivergenceWatch::limit_for(model.num_classes(), train, c.schedule);
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
   int best_epoch = 0;
@@ -591,7 +618,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
     const auto t_epoch = Clock::now();
     double loss_sum = 0;
-    DivergenceWatch watch(model.num_classes());
+    DivergenceWatch watch(watch_limit);
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
       if (replicas)
         loss_sum =

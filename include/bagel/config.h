@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
 
 namespace bagel {
@@ -30,6 +31,7 @@ struct DataSpec {
   std::string features;
   std::string labels;
   ZeroBased zero_based = ZeroBased::kAuto;
+  std::string sample_weights;     // one weight per row (train only); "" = all 1
 };
 
 // The defaults were chosen on the real data sets of scripts/bench_defaults.sh
@@ -52,6 +54,7 @@ struct OptimizerConfig {
   bool average = false;           // averaged SGD: the model is the mean of every step's weights
                                   // (one thread, or the deterministic replicas; no L1)
   int average_from = 1;           // first epoch whose steps enter that mean (1 = all)
+  ClassWeightSpec class_weight;   // per-class loss weights (sample_weights.h)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
 };

@@ -29,6 +29,7 @@ struct Dataset {
   std::string name;                 // "train", "valid", ... for messages
   CsrMatrix x;
   std::vector<std::int32_t> y;      // class ids
+  std::vector<float> weight;        // per-row loss weights (sample_weights.h); empty = all 1
 };
 
 }  // namespace bagel

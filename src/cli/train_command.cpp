@@ -10,6 +10,7 @@
 #include "bagel/model.h"
 #include "bagel/predict.h"
 #include "bagel/progress.h"
+#include "bagel/sample_weights.h"
 #include "bagel/trainer.h"
 #include "commands.h"
 
@@ -60,6 +61,11 @@ int run_train(const TrainOptions& o) {
   LabeledData train_raw = load_labeled(config.train);
   const Classes classes = Classes::fit(train_raw.labels);
   Dataset train = encode("train", std::move(train_raw), classes);
+  const std::vector<double> class_weight = class_weights(config.optimizer.class_weight, classes, train.y);
+  std::vector<float> sample_weight;
+  if (!config.train.sample_weights.empty())
+    sample_weight = read_sample_weights(config.train.sample_weights, train.x.rows());
+  train.weight = row_weights(class_weight, train.y, sample_weight);
   std::optional<Dataset> valid;
   if (config.valid) valid = encode("valid", load_labeled(*config.valid), classes);
   const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
@@ -100,6 +106,11 @@ int run_train(const TrainOptions& o) {
   model.training["features_reordered"] = order.has_value();
   model.training["reorder_seconds"] = reorder_seconds;  // part of train_seconds
   model.training["train_rows"] = train.x.rows();
+  if (config.optimizer.class_weight.kind != ClassWeightSpec::Kind::kNone) {
+    nlohmann::json weights = nlohmann::json::object();
+    for (std::size_t c = 0; c < classes.size(); ++c) weights[classes.names[c]] = class_weight[c];
+    model.training["class_weights"] = weights;
+  }
   model.training["train_nonzeros"] = train.x.nonZeros();
   model.training["train_metrics"] = metrics_to_json(train_metrics, model.classes);
   if (valid_metrics) model.training["valid_metrics"] = metrics_to_json(*valid_metrics, model.classes);

@@ -64,21 +64,27 @@ def read_liblinear_model(path):
     return header, w
 
 
-def objective(x, y01, w, b, l2):
-    """bagel's objective: mean log loss + 0.5 l2 |w|^2 (the bias not penalised)."""
+def objective(x, y01, w, b, l2, rw):
+    """bagel's objective: mean of the row weights times the log loss + 0.5 l2 |w|^2
+    (the bias not penalised)."""
     z = x @ w + b
-    return np.mean(np.logaddexp(0.0, -(2 * y01 - 1) * z)) + 0.5 * l2 * (w @ w)
+    return np.mean(rw * np.logaddexp(0.0, -(2 * y01 - 1) * z)) + 0.5 * l2 * (w @ w)
 
 
-def gradient(x, y01, w, b, l2):
+def gradient(x, y01, w, b, l2, rw):
     z = x @ w + b
-    r = 1 / (1 + np.exp(-z)) - y01  # dloss/dz per row
+    r = rw * (1 / (1 + np.exp(-z)) - y01)  # dloss/dz per row
     return np.concatenate([x.T @ r / x.shape[0] + l2 * w, [r.mean()]])
 
 
 @unittest.skipUnless(shutil.which("liblinear-train"), "liblinear-train not installed "
                      "(Debian package liblinear-tools)")
 class ConvergesToLiblinear(unittest.TestCase):
+    # LIBLINEAR's -wi: class i's C times the weight; bagel's
+    # optimizer.class_weight weighs class i's loss alike, so with
+    # l2 = 1 / (C n) the objectives stay the same problem.
+    CLASS_WEIGHT = None  # {label: weight}
+
     @classmethod
     def setUpClass(cls):
         cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-liblinear-")
@@ -98,10 +104,13 @@ class ConvergesToLiblinear(unittest.TestCase):
         cls.svm = cls.dir / "train.svm"
         # One-based indices, LIBLINEAR's convention (bagel reads both).
         dump_svmlight_file(x, y, cls.svm, zero_based=False)
+        weights = cls.CLASS_WEIGHT or {}
+        cls.rw = np.array([weights.get(int(label), 1.0) for label in y])
+        weight_args = [a for label, w in weights.items() for a in (f"-w{label}", str(w))]
 
         model_file = cls.dir / "liblinear.model"
         subprocess.run([LIBLINEAR_TRAIN, "-s", "0", "-c", str(C), "-e", "1e-6", "-B",
-                        str(BIAS_FEATURE), "-q", str(cls.svm), str(model_file)],
+                        str(BIAS_FEATURE), *weight_args, "-q", str(cls.svm), str(model_file)],
                        check=True, capture_output=True, timeout=60)
         header, w = read_liblinear_model(model_file)
         assert header["solver_type"] == ["L2R_LR"], header
@@ -112,7 +121,7 @@ class ConvergesToLiblinear(unittest.TestCase):
         sign = 1.0 if int(header["label"][0]) == 1 else -1.0
         cls.w_ll = sign * w[:f, 0]
         cls.b_ll = sign * w[f, 0] * BIAS_FEATURE
-        cls.obj_ll = objective(x, cls.y01, cls.w_ll, cls.b_ll, cls.l2)
+        cls.obj_ll = objective(x, cls.y01, cls.w_ll, cls.b_ll, cls.l2, cls.rw)
 
     @classmethod
     def tearDownClass(cls):
@@ -122,6 +131,8 @@ class ConvergesToLiblinear(unittest.TestCase):
         config = {"train": {"features": str(self.svm), "zero_based": "false"},
                   "optimizer": {"l2": self.l2, "l1": 0.0, "seed": 11, **optimizer},
                   "output": str(self.dir / name)}
+        if self.CLASS_WEIGHT:
+            config["optimizer"]["class_weight"] = {str(k): v for k, v in self.CLASS_WEIGHT.items()}
         path = self.dir / f"{name}.json"
         path.write_text(json.dumps(config))
         proc = subprocess.run([BAGEL, "train", "--config", str(path), "--quiet"],
@@ -135,7 +146,7 @@ class ConvergesToLiblinear(unittest.TestCase):
         return w[:, 0].astype(np.float64), float(b[0])
 
     def assert_converged_to_liblinear(self, w, b):
-        obj = objective(self.x, self.y01, w, b, self.l2)
+        obj = objective(self.x, self.y01, w, b, self.l2, self.rw)
         excess = (obj - self.obj_ll) / self.obj_ll
         self.assertLessEqual(excess, 1e-3, f"bagel objective {obj} vs LIBLINEAR {self.obj_ll}")
         self.assertGreaterEqual(excess, -1e-6, "bagel below LIBLINEAR's optimum: not the same "
@@ -150,7 +161,7 @@ class ConvergesToLiblinear(unittest.TestCase):
         # Checks the translation itself (l2 = 1/(C n), large -B), independent
         # of bagel: the gradient of bagel's objective vanishes at LIBLINEAR's
         # solution, and the optimum is not trivial.
-        g = gradient(self.x, self.y01, self.w_ll, self.b_ll, self.l2)
+        g = gradient(self.x, self.y01, self.w_ll, self.b_ll, self.l2, self.rw)
         self.assertLess(np.abs(g).max(), 1e-5)
         self.assertGreater(np.linalg.norm(self.w_ll), 1.0)
         self.assertLess(self.obj_ll, 0.5 * np.log(2))
@@ -165,6 +176,17 @@ class ConvergesToLiblinear(unittest.TestCase):
         w, b = self.train_bagel("optimal", {"epochs": 200, "schedule": "optimal",
                                             "batch_size": 1})
         self.assert_converged_to_liblinear(w, b)
+
+
+class ConvergesToLiblinearWithClassWeights(ConvergesToLiblinear):
+    """The same checks on the class-weighted problem: class 1's loss counts
+    3 times (LIBLINEAR -w1 3, bagel class_weight {"1": 3})."""
+    CLASS_WEIGHT = {1: 3.0}
+
+    def test_the_weights_move_the_optimum(self):
+        plain = ConvergesToLiblinear
+        self.assertGreater(np.linalg.norm(self.w_ll - plain.w_ll) / np.linalg.norm(plain.w_ll), 0.05)
+        self.assertGreater(self.b_ll, plain.b_ll + 0.1)  # class 1 counts more: a higher bias
 
 
 if __name__ == "__main__":
