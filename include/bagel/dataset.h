@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,18 @@ struct Dataset {
   std::vector<std::int32_t> y;      // class ids
   std::vector<float> weight;        // per-row loss weights (sample_weights.h); empty = all 1
 };
+
+// What training needs from a config's data: the classes (from the training
+// labels), the encoded splits, the row weights set from train.sample_weights
+// and optimizer.class_weight (whose resolved per-class values are kept), and
+// the loading time. Errors name the file, line or key.
+struct TrainingData {
+  Classes classes;
+  Dataset train;
+  std::optional<Dataset> valid;
+  std::vector<double> class_weight;  // per class id
+  double load_seconds = 0;
+};
+TrainingData load_training_data(const TrainConfig& config);
 
 }  // namespace bagel

@@ -19,6 +19,17 @@ struct TrainOptions {
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);
 int run_train(const TrainOptions& options);
 
+struct TuneOptions {
+  std::string config;
+  std::vector<std::string> overrides;
+  double budget = 60;
+  std::string output;
+  int threads = 0;
+  bool quiet = false;
+};
+CLI::App* add_tune_command(CLI::App& app, TuneOptions& options);
+int run_tune(const TuneOptions& options);
+
 struct PredictOptions {
   std::string model;
   std::string input;

@@ -14,11 +14,13 @@ int main(int argc, char** argv) {
   app.fallthrough(false);
 
   bagel::cli::TrainOptions train;
+  bagel::cli::TuneOptions tune;
   bagel::cli::PredictOptions predict;
   bagel::cli::ConvertOptions convert;
   bagel::cli::BenchOptions bench;
   bagel::cli::GenerateOptions generate;
   CLI::App* train_cmd = bagel::cli::add_train_command(app, train);
+  CLI::App* tune_cmd = bagel::cli::add_tune_command(app, tune);
   CLI::App* predict_cmd = bagel::cli::add_predict_command(app, predict);
   CLI::App* bench_cmd = bagel::cli::add_bench_command(app, bench);
   CLI::App* convert_cmd = bagel::cli::add_convert_command(app, convert);
@@ -31,6 +33,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
+    if (tune_cmd->parsed()) return bagel::cli::run_tune(tune);
     if (predict_cmd->parsed()) return bagel::cli::run_predict(predict);
     if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);

@@ -20,14 +20,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Dataset encode(const std::string& name, LabeledData data, const Classes& classes) {
-  Dataset d;
-  d.name = name;
-  d.y = classes.encode(data.labels);
-  d.x = std::move(data.features);
-  return d;
-}
-
 std::string data_line(const Dataset& d) {
   char buf[200];
   std::snprintf(buf, sizeof buf, "%s: %d rows, %d features, %lld non-zeros (%.1f per row)%s",
@@ -57,18 +49,12 @@ int run_train(const TrainOptions& o) {
   if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
   Progress progress(Progress::detect(o.quiet), std::cerr);
 
-  const auto t_load = Clock::now();
-  LabeledData train_raw = load_labeled(config.train);
-  const Classes classes = Classes::fit(train_raw.labels);
-  Dataset train = encode("train", std::move(train_raw), classes);
-  const std::vector<double> class_weight = class_weights(config.optimizer.class_weight, classes, train.y);
-  std::vector<float> sample_weight;
-  if (!config.train.sample_weights.empty())
-    sample_weight = read_sample_weights(config.train.sample_weights, train.x.rows());
-  train.weight = row_weights(class_weight, train.y, sample_weight);
-  std::optional<Dataset> valid;
-  if (config.valid) valid = encode("valid", load_labeled(*config.valid), classes);
-  const double load_seconds = std::chrono::duration<double>(Clock::now() - t_load).count();
+  TrainingData data = load_training_data(config);
+  const Classes& classes = data.classes;
+  const std::vector<double>& class_weight = data.class_weight;
+  Dataset& train = data.train;
+  std::optional<Dataset>& valid = data.valid;
+  const double load_seconds = data.load_seconds;
 
   progress.message(data_line(train));
   if (valid) progress.message(data_line(*valid));

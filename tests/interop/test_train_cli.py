@@ -243,6 +243,32 @@ class TrainCommandLine(unittest.TestCase):
         self.assertIn("learning_rate 1e+28", lines[8])
         self.assert_no_model_written()
 
+    def test_tune_writes_a_config_that_train_takes_as_is(self):
+        c = self.config()
+        c["optimizer"] = {"seed": 1}  # the defaults: "auto" rate and epochs
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "60",
+                         "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [line for line in proc.stdout.splitlines() if line.startswith("| ")]
+        self.assertEqual(len(rows), 1 + 40, proc.stdout)  # the header, then every trial
+        self.assertEqual(sum(row.endswith(" best") for row in rows), 1)
+        self.assertIn("config written to " + str(tuned), proc.stdout)
+        best = json.loads(tuned.read_text())
+        self.assertIsInstance(best["optimizer"]["learning_rate"], float)
+        self.assertIsInstance(best["optimizer"]["epochs"], int)
+        self.assertEqual(self.train(best, "--quiet").returncode, 0)
+        meta = json.loads((self.model / "model.json").read_text())
+        self.assertEqual(meta["training"]["learning_rate"], best["optimizer"]["learning_rate"])
+        self.assertNotIn("rate_calibration", meta["training"])  # the rate is set: no search
+
+    def test_tune_with_a_budget_of_zero_is_a_one_line_error_and_writes_nothing(self):
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(self.config()), "--budget", "0",
+                         "-o", str(tuned))
+        self.assert_fails(proc, "--budget", "> 0")
+        self.assertFalse(tuned.exists())
+
     def test_divergence_at_an_absurd_rate_restarts_and_saves_a_finite_model(self):
         c = self.config()
         c["optimizer"]["learning_rate"] = 1e6

@@ -1,0 +1,106 @@
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "bagel/atomic_file.h"
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/error.h"
+#include "bagel/progress.h"
+#include "bagel/tune.h"
+#include "commands.h"
+
+namespace bagel::cli {
+
+namespace {
+
+// Held out of train for scoring when the config has no "valid" set.
+constexpr double kHoldoutFraction = 0.2;
+
+std::string trial_row(const TuneTrial& t, bool best) {
+  char buf[200];
+  if (!t.error.empty())
+    std::snprintf(buf, sizeof buf, "| %.4g | %g | %d | failed | | %.2f |", t.settings.learning_rate,
+                  t.settings.l2, t.settings.epochs, t.seconds);
+  else
+    std::snprintf(buf, sizeof buf, "| %.4g | %g | %d | %.4f | %.4f | %.2f |%s",
+                  t.settings.learning_rate, t.settings.l2, t.settings.epochs, t.valid_accuracy,
+                  t.valid_log_loss, t.seconds, best ? " best" : "");
+  return buf;
+}
+
+// The config as `bagel train` reads it, with the best trial's settings.
+nlohmann::json tuned_config(const TrainConfig& config, const OptimizerConfig& best) {
+  nlohmann::json doc = config.resolved;
+  doc["optimizer"]["learning_rate"] = best.learning_rate;
+  doc["optimizer"]["l2"] = best.l2;
+  doc["optimizer"]["epochs"] = best.epochs;
+  doc["optimizer"]["schedule"] = to_string(best.schedule);
+  return doc;
+}
+
+}  // namespace
+
+CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "tune", "Search learning rate, L2 and epochs on the valid set (or a held-out 20% of train) "
+              "and write the best config");
+  cmd->add_option("-c,--config", o.config, "Config file (JSON), as for train")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--set", o.overrides, "Override one config key (repeatable), as for train");
+  cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60)");
+  cmd->add_option("-o,--output", o.output,
+                  "Where to write the best config (default: tuned.json in the current folder)");
+  cmd->add_option("--threads", o.threads, "Trials at once (default 0: all cores)");
+  cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (the table is still printed)");
+  return cmd;
+}
+
+int run_tune(const TuneOptions& o) {
+  if (!(o.budget > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
+  if (o.threads < 0 || o.threads > 1024) throw ConfigError("--threads", "expected 0..1024");
+  const TrainConfig config = load_train_config(o.config, o.overrides);
+  Progress progress(Progress::detect(o.quiet), std::cerr);
+  TrainingData data = load_training_data(config);
+  Dataset train, valid;
+  std::string judged_on;
+  if (data.valid) {
+    train = std::move(data.train);
+    valid = std::move(*data.valid);
+    judged_on = "the valid set (" + std::to_string(valid.x.rows()) + " rows)";
+  } else {
+    std::tie(train, valid) = split_holdout(data.train, kHoldoutFraction, config.optimizer.seed);
+    judged_on = "a seeded 20% of train held out (" + std::to_string(valid.x.rows()) + " rows)";
+  }
+  progress.message("tuning on " + std::to_string(train.x.rows()) + " rows, judged on " + judged_on);
+  const TuneResult r = tune(train, valid, static_cast<int>(data.classes.size()), config.optimizer,
+                            config.layer, o.budget, o.threads, progress);
+  const TuneTrial& best = r.trials[r.best];
+  if (!best.error.empty()) throw Error("every trial failed; the first: " + best.error);
+
+  std::cout << "| learning_rate | l2 | epochs | valid accuracy | valid log loss | seconds |\n"
+            << "|---:|---:|---:|---:|---:|---:|\n";
+  int skipped = 0;
+  for (std::size_t i = 0; i < r.trials.size(); ++i) {
+    if (!r.trials[i].ran) {
+      ++skipped;
+      continue;
+    }
+    std::cout << trial_row(r.trials[i], i == r.best) << "\n";
+  }
+  const std::string out = o.output.empty() ? "tuned.json" : o.output;
+  write_file_atomic(out, tuned_config(config, best.settings).dump(2) + "\n");
+  char buf[300];
+  std::snprintf(buf, sizeof buf,
+                "%zu trials in %.1fs%s; best: learning_rate %.6g, l2 %g, %d epochs (valid accuracy "
+                "%.4f); config written to %s (bagel train --config %s)",
+                r.trials.size() - skipped, r.seconds,
+                skipped ? (", " + std::to_string(skipped) + " left out by the budget").c_str() : "",
+                best.settings.learning_rate, best.settings.l2, best.settings.epochs,
+                best.valid_accuracy, out.c_str(), out.c_str());
+  std::cout << buf << "\n";
+  return 0;
+}
+
+}  // namespace bagel::cli

@@ -1,0 +1,165 @@
+#include "bagel/tune.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <mutex>
+#include <random>
+
+#include "bagel/error.h"
+#include "bagel/model.h"
+#include "bagel/predict.h"
+#include "bagel/rate_calibration.h"
+#include "bagel/trainer.h"
+
+namespace bagel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Dataset rows_of(const Dataset& d, std::span<const Index> rows, const std::string& name) {
+  std::vector<Index> indptr{0}, indices;
+  std::vector<float> data, weight;
+  std::vector<std::int32_t> y;
+  for (const Index r : rows) {
+    const RowView row = d.x.row(r);
+    indices.insert(indices.end(), row.indices.begin(), row.indices.end());
+    data.insert(data.end(), row.values.begin(), row.values.end());
+    indptr.push_back(static_cast<Index>(indices.size()));
+    y.push_back(d.y[static_cast<std::size_t>(r)]);
+    if (!d.weight.empty()) weight.push_back(d.weight[static_cast<std::size_t>(r)]);
+  }
+  return Dataset{name,
+                 CsrMatrix(static_cast<Index>(rows.size()), d.x.cols(), std::move(indptr),
+                           std::move(indices), std::move(data)),
+                 std::move(y), std::move(weight)};
+}
+
+// The grid around the resolved defaults, ordered by how far each point is
+// from them (steps of the rate factor, l2 and epochs), defaults first.
+std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
+  struct Point {
+    int distance;
+    OptimizerConfig c;
+  };
+  std::vector<Point> points;
+  const int rate_steps[] = {0, -1, 1, -2, 2};  // x 2^step
+  const double l2s[] = {0, 1e-6, 1e-5, 1e-4};
+  for (const int epoch_factor : {1, 2})
+    for (const int step : rate_steps)
+      for (std::size_t i = 0; i < std::size(l2s); ++i) {
+        OptimizerConfig c = defaults;
+        c.learning_rate = std::ldexp(defaults.learning_rate, step);
+        c.l2 = l2s[i];
+        if (c.learning_rate * c.l2 >= 1) continue;
+        c.epochs = defaults.epochs * epoch_factor;
+        const int l2_distance = defaults.l2 == 0 ? static_cast<int>(i) : (c.l2 == defaults.l2 ? 0 : 1);
+        points.push_back({std::abs(step) + l2_distance + (epoch_factor - 1), c});
+      }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const Point& a, const Point& b) { return a.distance < b.distance; });
+  std::vector<OptimizerConfig> out;
+  for (const Point& p : points) out.push_back(p.c);
+  return out;
+}
+
+bool better(const TuneTrial& a, const TuneTrial& b) {
+  if (a.valid_accuracy != b.valid_accuracy) return a.valid_accuracy > b.valid_accuracy;
+  return a.valid_log_loss < b.valid_log_loss;
+}
+
+}  // namespace
+
+std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed) {
+  std::vector<Index> order(static_cast<std::size_t>(train.x.rows()));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<Index>(i);
+  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
+  shuffle_rows(order, rng);
+  const auto held = static_cast<std::size_t>(std::llround(fraction * double(order.size())));
+  if (held == 0 || held >= order.size())
+    throw Error("too few training rows (" + std::to_string(order.size()) +
+                ") to hold out a validation part: give a \"valid\" set");
+  std::vector<Index> fit(order.begin(), order.end() - static_cast<std::ptrdiff_t>(held));
+  std::vector<Index> out(order.end() - static_cast<std::ptrdiff_t>(held), order.end());
+  std::sort(fit.begin(), fit.end());  // file order, as the training set had it
+  std::sort(out.begin(), out.end());
+  return {rows_of(train, fit, "train"), rows_of(train, out, "held-out valid")};
+}
+
+TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const OptimizerConfig& base,
+                LayerKind layer, double budget_seconds, int threads, Progress& progress) {
+  if (!(budget_seconds > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
+  const auto t0 = Clock::now();
+  OptimizerConfig defaults = base;
+  if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x.rows());
+  if (defaults.learning_rate <= 0)
+    defaults.learning_rate = calibrate_learning_rate(train, classes, defaults).rate;
+  defaults.threads = 1;
+  defaults.patience = 0;
+  TuneResult result;
+  for (const OptimizerConfig& c : plan_trials(defaults)) {
+    TuneTrial t;
+    t.settings = c;
+    result.trials.push_back(t);
+  }
+
+  std::vector<std::string> names;
+  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+  std::atomic<int> done{0};
+  std::atomic<double> busy_seconds{0};
+  std::mutex report;
+  const int n = static_cast<int>(result.trials.size());
+  const int team = std::max(1, std::min(n, threads > 0 ? threads : omp_get_max_threads()));
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+  for (int i = 0; i < n; ++i) {
+    TuneTrial& t = result.trials[static_cast<std::size_t>(i)];
+    // Start only if a trial as long as the mean so far still ends in time.
+    const int finished = done.load();
+    const double mean = finished > 0 ? busy_seconds.load() / finished : 0.0;
+    if (i > 0 && seconds_since(t0) + mean > budget_seconds) continue;
+    const auto start = Clock::now();
+    try {
+      Model m = Model::zeros(names, true, train.x.cols());
+      Progress quiet(Progress::Mode::kQuiet, std::cerr);
+      train_fixed_rate(m, train, nullptr, t.settings, layer, quiet);
+      const Metrics v = evaluate(m, valid.x, valid.y, 1);
+      t.valid_accuracy = v.accuracy;
+      t.valid_log_loss = v.log_loss;
+    } catch (const std::exception& e) {  // exceptions must not leave the region
+      t.error = e.what();
+      t.valid_log_loss = INFINITY;
+    }
+    t.seconds = seconds_since(start);
+    t.ran = true;
+    double expected = busy_seconds.load();
+    while (!busy_seconds.compare_exchange_weak(expected, expected + t.seconds)) {
+    }
+    const int count = ++done;
+    std::lock_guard<std::mutex> lock(report);
+    char line[200];
+    std::snprintf(line, sizeof line, "trial %d/%d: learning_rate %.4g, l2 %g, %d epochs: valid accuracy %.4f, log loss %.4f (%.2fs)",
+                  count, n, t.settings.learning_rate, t.settings.l2, t.settings.epochs,
+                  t.valid_accuracy, t.valid_log_loss, t.seconds);
+    progress.message(t.error.empty() ? line : std::string(line) + " failed: " + t.error);
+  }
+  result.seconds = seconds_since(t0);
+  result.best = 0;
+  for (std::size_t i = 0; i < result.trials.size(); ++i) {
+    const TuneTrial& t = result.trials[i];
+    if (!t.ran) result.budget_cut = true;
+    if (t.ran && t.error.empty() && better(t, result.trials[result.best])) result.best = i;
+  }
+  return result;
+}
+
+}  // namespace bagel

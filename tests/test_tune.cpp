@@ -1,0 +1,74 @@
+// bagel tune (tune.h): the plan around the defaults, the pick, the budget.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "bagel/error.h"
+#include "bagel/synthetic.h"
+#include "bagel/tune.h"
+
+namespace bagel {
+namespace {
+
+Dataset counts(Index rows, std::uint64_t seed) {
+  SyntheticSpec spec;
+  spec.rows = rows;
+  spec.features = 3000;
+  spec.nnz_per_row = 30;
+  spec.classes = 3;
+  spec.seed = seed;
+  SyntheticData d = make_synthetic(spec);
+  return Dataset{"train", std::move(d.x), std::move(d.y)};
+}
+
+TEST(Tune, TriesTheDefaultsFirstAndPicksTheBestValidAccuracy) {
+  const auto [train, valid] = split_holdout(counts(3000, 1), 0.2, 42);
+  EXPECT_EQ(valid.x.rows(), 600);
+  std::ostringstream log;
+  Progress progress(Progress::Mode::kLines, log);
+  const TuneResult r = tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, 600, 2, progress);
+  ASSERT_EQ(r.trials.size(), 40u);  // 5 rates x 4 l2 x 2 epoch counts
+  EXPECT_FALSE(r.budget_cut);
+  const OptimizerConfig& first = r.trials.front().settings;
+  EXPECT_EQ(first.epochs, auto_epochs(train.x.rows()));
+  EXPECT_EQ(first.l2, 0);
+  double lowest = 1e9, highest = 0;
+  for (const TuneTrial& t : r.trials) {
+    ASSERT_TRUE(t.ran);
+    EXPECT_TRUE(t.error.empty()) << t.error;
+    EXPECT_GE(r.trials[r.best].valid_accuracy, t.valid_accuracy);
+    lowest = std::min(lowest, t.settings.learning_rate);
+    highest = std::max(highest, t.settings.learning_rate);
+  }
+  EXPECT_DOUBLE_EQ(highest / lowest, 16.0);  // x 1/4 .. x 4 of the calibrated rate
+  EXPECT_NE(log.str().find("trial 40/40"), std::string::npos);
+}
+
+TEST(Tune, ABudgetTooShortForMoreStillRunsTheDefaults) {
+  const auto [train, valid] = split_holdout(counts(3000, 2), 0.2, 42);
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  const TuneResult r = tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, 1e-9, 1, quiet);
+  EXPECT_TRUE(r.trials.front().ran);
+  EXPECT_TRUE(r.budget_cut);
+  EXPECT_EQ(r.best, 0u);
+  for (std::size_t i = 1; i < r.trials.size(); ++i) EXPECT_FALSE(r.trials[i].ran);
+}
+
+TEST(Tune, BudgetMustBePositiveAndTinyDataCannotBeSplit) {
+  const auto [train, valid] = split_holdout(counts(100, 3), 0.2, 1);
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  for (const double bad : {0.0, -1.0}) {
+    try {
+      tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, bad, 1, quiet);
+      FAIL() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "--budget");
+    }
+  }
+  EXPECT_THROW(split_holdout(counts(2, 3), 0.2, 1), Error);
+}
+
+}  // namespace
+}  // namespace bagel
