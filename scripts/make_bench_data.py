@@ -54,6 +54,9 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
 from sklearn.model_selection import train_test_split
 
+# The example data's fortune reader plays back terminal overstrike the same way.
+from make_example_data import render_overstrike  # noqa: E402 (scripts/ is on sys.path)
+
 ROOT = Path(__file__).resolve().parent.parent
 SEED = 0
 VALID_FRACTION = 0.1
@@ -66,25 +69,6 @@ MIN_WORDS = 8  # shorter paragraphs are mostly headings and option stubs
 # ----------------------------------------------------------------------------
 
 FORTUNE_DIR = Path("/usr/share/games/fortunes")
-
-
-def render_overstrike(text: str) -> str:
-    """Plays back backspaces as a terminal would ("____\\b\\b\\b\\bword" is an
-    underlined word); otherwise they split words into junk tokens."""
-    lines = []
-    for line in text.split("\n"):
-        cells, cursor = [], 0
-        for ch in line:
-            if ch == "\b":
-                cursor = max(cursor - 1, 0)
-                continue
-            if cursor == len(cells):
-                cells.append(ch)
-            elif ch != "_":
-                cells[cursor] = ch
-            cursor += 1
-        lines.append("".join(cells))
-    return "\n".join(lines)
 
 
 def read_fortunes(category: str) -> list[str]:
