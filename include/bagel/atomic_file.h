@@ -20,7 +20,9 @@ class AtomicPath {
 
   const std::filesystem::path& temp() const { return temp_; }
   const std::filesystem::path& target() const { return target_; }
-  // Renames temp over target (replacing an existing file or folder).
+  // Renames temp over target. An existing file, or an empty folder, is
+  // replaced; a folder that holds anything is not (the rename fails and
+  // commit throws): bagel never deletes what it did not write.
   void commit();
 
  private:
