@@ -27,6 +27,9 @@ AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_no
   std::random_device rd;
   temp_ = target_;
   temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
+  // Registered before anything creates it, so no moment exists at which an
+  // interrupt could leave it behind.
+  registration_ = std::make_unique<TempRegistration>(temp_);
 }
 
 AtomicPath::~AtomicPath() {
@@ -47,6 +50,7 @@ void AtomicPath::commit() {
     throw FileError(target_.string(), "already exists and is not empty; not replaced");
   if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
   committed_ = true;
+  registration_.reset();
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents) {

@@ -44,7 +44,7 @@ void check_model_dir(const std::filesystem::path& dir, bool force);
 //   ModelDirWriter out(dir, force);
 //   write_npy(out.path_for("weight.npy"), ...);  ... for each model file
 //   out.commit();
-// Without commit(), every temporary is removed.
+// Without commit(), every temporary is removed (and on SIGINT/SIGTERM too).
 class ModelDirWriter {
  public:
   ModelDirWriter(const std::filesystem::path& dir, bool force);

@@ -4,9 +4,11 @@
 #include <new>
 
 #include "bagel/error.h"
+#include "bagel/temp_registry.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
+  bagel::remove_temporaries_on_signal();
   CLI::App app{"bagel: sparse bag-of-words classifiers (logistic regression on an "
                "EmbeddingBag-sum layer, trained with SGD)"};
   app.set_version_flag("--version", std::string("bagel ") + BAGEL_VERSION);
