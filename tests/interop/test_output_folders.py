@@ -1,17 +1,21 @@
-"""`bagel train -o DIR` never loses a file bagel did not write.
+"""`bagel train -o DIR` never loses a file bagel did not write, and an
+interrupted run leaves no temporary behind.
 
 DIR may be missing, empty, or hold a bagel model (whose model.json, weight.npy
 and bias.npy are replaced while every other file stays); a folder of other
 files is refused unless --force, which adds the model beside them and still
-never overwrites a file bagel did not write.
+never overwrites a file bagel did not write. SIGINT/SIGTERM remove the
+temporaries and exit with 130/143.
 
 Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_output_folders
 """
 
 import json
 import os
+import signal
 import subprocess
 import tempfile
+import time
 import unittest
 from pathlib import Path
 
@@ -153,6 +157,72 @@ class OutputFolders(unittest.TestCase):
         before = snapshot(folder)
         self.assert_refused(self.train(".", cwd=folder), "no bagel model", "--force")
         self.assertEqual(snapshot(folder), before)
+
+
+class Interrupts(unittest.TestCase):
+    """A run stopped by SIGINT or SIGTERM removes its temporaries and exits
+    with 128 + the signal. predict -o writes a temporary file from the start;
+    fed by a FIFO that stays open, it is still running when the signal comes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-interrupt-")
+        cls.dir = Path(cls._tmp.name)
+        lines = [f"{i % 2} {i % 10}:1 {10 + i % 7}:2" for i in range(200)]
+        (cls.dir / "train.svm").write_text("\n".join(lines) + "\n")
+        cls.rows = "\n".join(lines[:20]) + "\n"
+        config = cls.dir / "cfg.json"
+        config.write_text(json.dumps({"train": {"features": "train.svm"},
+                                      "optimizer": {"epochs": 1}, "output": "model"}))
+        proc = run_bagel("train", "--config", config, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        cls.model = cls.dir / "model"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def interrupt_predict(self, signal_number):
+        case = Path(tempfile.mkdtemp(dir=self.dir))
+        fifo = case / "rows.fifo"
+        os.mkfifo(fifo)
+        out = case / "out"
+        out.mkdir()
+        with subprocess.Popen([BAGEL, "predict", "-m", self.model, "-i", fifo,
+                               "--zero-based", "true", "-o", out / "p.txt", "--quiet"],
+                              stderr=subprocess.PIPE, text=True) as proc:
+            temporaries, status = self.signal_when_writing(proc, fifo, out, signal_number)
+        self.assertTrue(all(name.startswith("p.txt.tmp-") for name in temporaries), temporaries)
+        self.assertEqual(status, 128 + signal_number)
+        self.assertEqual(list(out.iterdir()), [], "the temporary is removed, no p.txt appears")
+
+    def signal_when_writing(self, proc, fifo, out, signal_number):
+        """Feeds a few rows, waits for predict's temporary output file, then
+        signals; returns the temporaries seen and the exit status."""
+        try:
+            with open(fifo, "w") as writer:  # blocks until bagel opens it
+                writer.write(self.rows)
+                writer.flush()
+                deadline = time.monotonic() + 20
+                while not any(out.iterdir()):
+                    if proc.poll() is not None:
+                        self.fail("predict ended early: " + proc.stderr.read())
+                    self.assertLess(time.monotonic(), deadline, "no temporary file appeared")
+                    time.sleep(0.02)
+                temporaries = [p.name for p in out.iterdir()]
+                proc.send_signal(signal_number)
+                status = proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return temporaries, status
+
+    def test_sigint_removes_the_temporary_and_exits_130(self):
+        self.interrupt_predict(signal.SIGINT)
+
+    def test_sigterm_removes_the_temporary_and_exits_143(self):
+        self.interrupt_predict(signal.SIGTERM)
 
 
 if __name__ == "__main__":
