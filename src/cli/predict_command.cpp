@@ -185,7 +185,7 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
   writer.expect_labels();  // until a block turns out to have no usable labels
   while (std::optional<SvmlightData> block = rows.next()) {
     const CsrMatrix& x = block->features;
-    check_features_fit(model, x, input_name(o.input));
+    check_features_fit(model, x, input_name(o.input), ColumnCount::kInferred);
     const auto first = static_cast<std::size_t>(writer.rows());
     const auto count = static_cast<std::size_t>(x.rows());
     std::optional<std::vector<std::int32_t>> own;
@@ -271,7 +271,8 @@ int run_predict(const PredictOptions& o) {
   // the model is known only at the end (checked after predicting).
   std::optional<std::vector<std::int32_t>> y;
   if (!rows) {
-    check_features_fit(model, x, input_name(o.input));
+    check_features_fit(model, x, input_name(o.input),
+                       format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
     y = whole_labels(x, in_file, std::move(labels), model, o);
     if (!o.metrics.empty() && !y)
       metrics_need_labels(in_file.size() == 0 ? "pass --labels FILE (or an svmlight input)"
