@@ -86,7 +86,13 @@ LabeledData load_labeled(const DataSpec& spec) {
   LabeledData d;
   d.features = read_features(spec.features, spec.zero_based, &d.labels);
   const std::string features = input_name(spec.features);
-  if (!spec.labels.empty()) d.labels = read_labels(spec.labels);
+  if (!spec.labels.empty()) {
+    d.labels = read_labels(spec.labels);
+    if (d.labels.size() == 0 && d.features.rows() > 0)
+      throw FileError(input_name(spec.labels),
+                      "the labels file is empty, expected one label per row of " + features +
+                          " (" + std::to_string(d.features.rows()) + " rows)");
+  }
   if (d.labels.size() == 0 && d.features.rows() > 0)
     throw FileError(features, "no labels: give a labels file for .npz features");
   if (static_cast<std::int64_t>(d.labels.size()) != d.features.rows())

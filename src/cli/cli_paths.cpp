@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <system_error>
 
+#include "bagel/error.h"
+
 namespace bagel::cli {
 
 namespace fs = std::filesystem;
@@ -18,6 +20,14 @@ CLI::Validator input_path() {
         return {};
       },
       "FILE|-");
+}
+
+void create_parent_folder(const std::string& path) {
+  const fs::path parent = fs::path(path).lexically_normal().parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw FileError(parent.string(), "cannot create the folder: " + ec.message());
 }
 
 }  // namespace bagel::cli

@@ -31,11 +31,12 @@ double seconds_since(Clock::time_point t) {
 }
 
 // Standard output, or a file written atomically: it appears complete, or
-// not at all when predict fails.
+// not at all when predict fails, and its folder is created when missing.
 class PredictionOutput {
  public:
   explicit PredictionOutput(const std::string& path) : path_(path) {
     if (path.empty()) return;
+    create_parent_folder(path);
     file_ = std::make_unique<AtomicPath>(path);
     stream_.open(file_->temp(), std::ios::binary);
     if (!stream_) throw FileError(path, "cannot open for writing");
@@ -156,6 +157,10 @@ std::vector<std::int32_t> given_labels(const PredictOptions& o, const Classes& c
 
 void check_label_count(const PredictOptions& o, std::size_t labels, Index rows) {
   if (labels == static_cast<std::size_t>(rows)) return;
+  const std::string input = input_name(o.input) + " (" + std::to_string(rows) + " rows)";
+  if (labels == 0)
+    throw FileError(input_name(o.labels),
+                    "the labels file is empty, expected one label per row of " + input);
   throw FileError(input_name(o.labels), "has " + std::to_string(labels) + " labels but " +
                                             input_name(o.input) + " has " +
                                             std::to_string(rows) + " rows");
@@ -208,7 +213,7 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
 }
 
 [[noreturn]] void metrics_need_labels(const std::string& why) {
-  throw Error("--metrics needs true labels: " + why);
+  throw UsageError("--metrics", "needs true labels: " + why);
 }
 
 }  // namespace
@@ -224,7 +229,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   cmd->add_option("-l,--labels", o.labels,
                   "True labels (text, one per line, or .npy) to report metrics")
       ->check(input_path());
-  cmd->add_option("-o,--output", o.output, "Write predictions here instead of stdout");
+  cmd->add_option("-o,--output", o.output,
+                  "Write predictions here instead of stdout (its folder is created if missing)");
   cmd->add_flag("-p,--proba", o.proba,
                 "Write class probabilities: a header of class names, then one row per input row");
   cmd->add_option("--format", o.format, "Delimiter of --proba output: csv or tsv")
@@ -306,6 +312,7 @@ int run_predict(const PredictOptions& o) {
   if (metrics) {
     if (!o.quiet) std::cerr << metrics_summary(*metrics) << "\n";
     if (!o.metrics.empty()) {
+      create_parent_folder(o.metrics);
       write_file_atomic(o.metrics, metrics_to_json(*metrics, model.classes).dump(2) + "\n");
     }
   }
