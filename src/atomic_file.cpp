@@ -27,12 +27,15 @@ AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_no
   std::random_device rd;
   temp_ = target_;
   temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
+  // Registered before anything creates it, so no moment exists at which an
+  // interrupt could leave it behind.
+  registration_ = std::make_unique<TempRegistration>(temp_);
 }
 
 AtomicPath::~AtomicPath() {
   if (!committed_ && !direct_) {
     std::error_code ec;
-    fs::remove_all(temp_, ec);
+    fs::remove_all(temp_, ec);  // only ever bagel's own temporary
   }
 }
 
@@ -42,23 +45,12 @@ void AtomicPath::commit() {
     return;
   }
   std::error_code ec;
-  if (fs::is_directory(target_, ec) && fs::is_directory(temp_, ec)) {
-    // rename() cannot replace a non-empty folder: move the old one aside first.
-    fs::path old = target_;
-    old += ".old-" + std::to_string(::getpid());
-    fs::rename(target_, old, ec);
-    if (ec) throw FileError(target_.string(), "cannot replace existing folder: " + ec.message());
-    fs::rename(temp_, target_, ec);
-    if (ec) {
-      fs::rename(old, target_);
-      throw FileError(target_.string(), "cannot rename into place: " + ec.message());
-    }
-    fs::remove_all(old, ec);
-  } else {
-    fs::rename(temp_, target_, ec);
-    if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
-  }
+  fs::rename(temp_, target_, ec);
+  if (ec == std::errc::directory_not_empty || ec == std::errc::file_exists)
+    throw FileError(target_.string(), "already exists and is not empty; not replaced");
+  if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
   committed_ = true;
+  registration_.reset();
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents) {

@@ -18,6 +18,7 @@
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
+#include "bagel/override_error.h"
 #include "bagel/json_reader.h"
 #include "bagel/labels.h"
 #include "bagel/loss.h"
@@ -278,7 +279,7 @@ BenchConfig load_bench_config(const std::string& path, const std::vector<std::st
   try {
     return parse_bench_config(doc, fs::absolute(path).parent_path());
   } catch (const ConfigError& e) {
-    throw FileError(path, e.what());
+    rethrow_config_error(e, path, overrides);
   }
 }
 

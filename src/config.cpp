@@ -8,6 +8,7 @@
 
 #include "bagel/error.h"
 #include "bagel/json_reader.h"
+#include "bagel/override_error.h"
 
 namespace bagel {
 
@@ -246,7 +247,7 @@ int auto_epochs(std::int64_t rows) {
 void apply_override(nlohmann::json& doc, const std::string& assignment) {
   const auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw ConfigError("--set", "expected KEY.PATH=VALUE, found \"" + assignment + "\"");
+    throw UsageError("--set " + assignment, "expected KEY.PATH=VALUE, e.g. optimizer.epochs=10");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
   nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -256,12 +257,15 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   std::string part;
   std::vector<std::string> names;
   while (std::getline(parts, part, '.')) names.push_back(part);
+  const auto not_an_object = [&] {
+    return UsageError("--set " + assignment, "cannot set a key inside a value that is not an object");
+  };
   for (std::size_t i = 0; i + 1 < names.size(); ++i) {
-    if (!node->is_object()) throw ConfigError(key, "cannot set a key inside a non-object");
+    if (!node->is_object()) throw not_an_object();
     node = &(*node)[names[i]];
     if (node->is_null()) *node = nlohmann::json::object();
   }
-  if (!node->is_object()) throw ConfigError(key, "cannot set a key inside a non-object");
+  if (!node->is_object()) throw not_an_object();
   (*node)[names.back()] = value;
 }
 
@@ -303,7 +307,8 @@ TrainConfig load_train_config(const std::string& path, const std::vector<std::st
   try {
     return parse_train_config(doc, fs::absolute(path).parent_path());
   } catch (const ConfigError& e) {
-    throw FileError(path, e.what());  // "cfg.json: optimizer.epochs: expected ..."
+    // "cfg.json: optimizer.epochs: expected ...", or "--set optimizer.epochs=x: expected ..."
+    rethrow_config_error(e, path, overrides);
   }
 }
 

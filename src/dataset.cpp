@@ -1,18 +1,84 @@
 #include "bagel/dataset.h"
 
+#include <algorithm>
 #include <chrono>
-
 #include <filesystem>
+#include <fstream>
 
 #include "bagel/error.h"
+#include "bagel/npy.h"
 #include "bagel/npz.h"
 #include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
 
 namespace bagel {
 
-CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels) {
-  if (std::filesystem::path(path).extension() == ".npz") return read_npz_csr(path);
+namespace {
+
+// A zip's first record: a local file header, or the end record of an empty
+// archive.
+bool has_zip_magic(std::string_view head) {
+  return head.starts_with("PK\x03\x04") || head.starts_with("PK\x05\x06");
+}
+
+// The first bytes of a regular file; empty if it cannot be read (the reader
+// then reports why, naming the file).
+std::string first_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(kFormatMagicBytes, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(in ? head.size() : static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  return head;
+}
+
+[[noreturn]] void refuse_npy(const std::string& name) {
+  throw FileError(name, "is an .npy array: dense arrays are not supported as features; save a "
+                        "sparse CSR matrix with scipy.sparse.save_npz(path, "
+                        "scipy.sparse.csr_matrix(X)), or svmlight text");
+}
+
+// A regular file may be empty (an empty matrix, as ever); a stream that
+// held nothing is far more often a producer that failed.
+void require_rows(const CsrMatrix& x, const std::string& name) {
+  if (x.rows() == 0) throw FileError(name, "no rows: the stream ended before any row");
+}
+
+}  // namespace
+
+FeatureFormat feature_format(const std::string& path, std::string_view head) {
+  if (has_zip_magic(head)) return FeatureFormat::kNpz;
+  if (has_npy_magic(head)) return FeatureFormat::kNpy;
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".npz") return FeatureFormat::kNpz;
+  if (ext == ".npy") return FeatureFormat::kNpy;
+  return FeatureFormat::kSvmlight;
+}
+
+CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
+                        FeatureFormat* format) {
+  const FeatureFormat f = feature_format(in.name(), in.peek(kFormatMagicBytes));
+  if (format != nullptr) *format = f;
+  if (f == FeatureFormat::kNpy) refuse_npy(in.name());
+  if (f == FeatureFormat::kNpz) {
+    CsrMatrix x = read_npz_csr(std::make_unique<MappedFile>(in));
+    require_rows(x, in.name());
+    return x;
+  }
+  SvmlightData d = read_svmlight(in, zero_based);  // refuses no rows itself
+  if (labels != nullptr) *labels = std::move(d.labels);
+  return std::move(d.features);
+}
+
+CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels,
+                        FeatureFormat* format) {
+  if (is_stream(path)) {
+    InputStream in(path);
+    return read_features(in, zero_based, labels, format);
+  }
+  const FeatureFormat f = feature_format(path, first_bytes(path));
+  if (format != nullptr) *format = f;
+  if (f == FeatureFormat::kNpy) refuse_npy(path);
+  if (f == FeatureFormat::kNpz) return read_npz_csr(path);
   SvmlightData d = read_svmlight(path, zero_based);
   if (labels != nullptr) *labels = std::move(d.labels);
   return std::move(d.features);
@@ -49,12 +115,19 @@ TrainingData load_training_data(const TrainConfig& config) {
 LabeledData load_labeled(const DataSpec& spec) {
   LabeledData d;
   d.features = read_features(spec.features, spec.zero_based, &d.labels);
-  if (!spec.labels.empty()) d.labels = read_labels(spec.labels);
+  const std::string features = input_name(spec.features);
+  if (!spec.labels.empty()) {
+    d.labels = read_labels(spec.labels);
+    if (d.labels.size() == 0 && d.features.rows() > 0)
+      throw FileError(input_name(spec.labels),
+                      "the labels file is empty, expected one label per row of " + features +
+                          " (" + std::to_string(d.features.rows()) + " rows)");
+  }
   if (d.labels.size() == 0 && d.features.rows() > 0)
-    throw FileError(spec.features, "no labels: give a labels file for .npz features");
+    throw FileError(features, "no labels: give a labels file for .npz features");
   if (static_cast<std::int64_t>(d.labels.size()) != d.features.rows())
-    throw FileError(spec.labels.empty() ? spec.features : spec.labels,
-                    "has " + std::to_string(d.labels.size()) + " labels but " + spec.features +
+    throw FileError(spec.labels.empty() ? features : input_name(spec.labels),
+                    "has " + std::to_string(d.labels.size()) + " labels but " + features +
                         " has " + std::to_string(d.features.rows()) + " rows");
   return d;
 }

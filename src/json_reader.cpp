@@ -20,6 +20,14 @@ std::string type_name(const nlohmann::json& v) {
   return "null";
 }
 
+// "learning_rate" -> "lr": the first letter of each '_'-separated word.
+std::string initials(const std::string& key) {
+  std::string out;
+  for (std::size_t i = 0; i < key.size(); ++i)
+    if (key[i] != '_' && (i == 0 || key[i - 1] == '_')) out += key[i];
+  return out;
+}
+
 }  // namespace
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -123,21 +131,33 @@ JsonReader JsonReader::object(const std::string& key) {
 void JsonReader::finish() const {
   for (const auto& [key, value] : object_.items()) {
     if (known_.count(key) != 0) continue;
-    std::string best;
-    std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-    for (const std::string& k : known_) {
-      const std::size_t d = edit_distance(key, k);
-      if (d < best_distance) best_distance = d, best = k;
-    }
+    const std::string best = nearest_key(key, known_);
     std::string hint;
-    if (!best.empty() && best_distance <= std::max<std::size_t>(2, key.size() / 3))
+    if (!best.empty())
       hint = "; did you mean '" + best + "'?";
     else if (!known_.empty()) {
       hint = "; valid keys:";
       for (const std::string& k : known_) hint += " " + k;
     }
-    throw ConfigError(field(key), "unknown key" + hint);
+    throw ConfigError(field(key), "unknown key '" + key + "'" + hint);
   }
+}
+
+std::string nearest_key(const std::string& typed, const std::set<std::string>& keys) {
+  // Abbreviations first: "lr" is learning_rate, however close it is to l1.
+  for (const std::string& k : keys)
+    if (typed.size() >= 2 && typed == initials(k)) return k;
+  std::string best;
+  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
+  for (const std::string& k : keys) {
+    const std::size_t d = edit_distance(typed, k);
+    if (d < best_distance) best_distance = d, best = k;
+  }
+  if (!best.empty() && best_distance <= std::max<std::size_t>(2, typed.size() / 3)) return best;
+  // A truncated name ("learning" for learning_rate).
+  for (const std::string& k : keys)
+    if (typed.size() >= 3 && k.starts_with(typed)) return k;
+  return "";
 }
 
 }  // namespace bagel

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 #include "bagel/mapped_file.h"
 #include "bagel/npy.h"
 
@@ -18,6 +19,9 @@ namespace bagel {
 namespace {
 
 constexpr std::size_t kClassesShownInErrors = 5;
+// A stream of labels is taken in blocks of about this size (or what has
+// arrived), so that it is never held twice, as text and as labels.
+constexpr std::size_t kStreamBlockBytes = std::size_t{1} << 20;
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -74,47 +78,84 @@ std::vector<double> float32_as_decimal(const std::vector<float>& values) {
   return out;
 }
 
-RawLabels read_npy_labels(const std::string& path) {
-  const NpyArray array = read_npy(path);
+RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   const NpyHeader& h = array.header;
   if (h.shape.size() != 1)
-    throw FileError(path, "labels must be a 1-d array, found " +
-                              std::to_string(h.shape.size()) + " dimensions");
+    throw FileError(source, "labels must be a 1-d array, found " +
+                                std::to_string(h.shape.size()) + " dimensions");
   if (h.dtype == DType::kUnicode || h.dtype == DType::kBytes)
-    return make_labels(npy_to_strings(h, array.payload(), path), path);
+    return make_labels(npy_to_strings(h, array.payload(), source), source);
   if (h.dtype == DType::kFloat32)
-    return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), path)), path);
-  return make_labels(npy_to_float64(h, array.payload(), path), path);
+    return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), source)), source);
+  return make_labels(npy_to_float64(h, array.payload(), source), source);
 }
 
-// One label per line. Blank lines are only allowed at the end (editors add
-// them); in the middle they would shift every later label onto the wrong row.
+// One label per line, fed as text arrives (a mapped file is a single
+// block; a stream comes in blocks of whole lines). Blank lines are only
+// allowed at the end (editors add them); in the middle they would shift
+// every later label onto the wrong row.
+class TextLabelReader {
+ public:
+  explicit TextLabelReader(std::string source) : source_(std::move(source)) {}
+
+  void add(std::string_view text) {
+    constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+    if (line_ == 0 && text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+    while (!text.empty()) {
+      ++line_;
+      const auto eol = text.find('\n');
+      const std::string_view label = trim(text.substr(0, eol));
+      text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
+      if (label.empty()) {
+        if (first_blank_ == 0) first_blank_ = line_;
+        continue;
+      }
+      if (first_blank_ != 0)
+        throw FileError(source_, "blank line, expected one label per line", first_blank_);
+      labels_.emplace_back(label);
+    }
+  }
+
+  RawLabels finish() {
+    RawLabels raw = make_labels(std::move(labels_), source_);
+    raw.lines.resize(raw.size());
+    for (std::size_t i = 0; i < raw.size(); ++i) raw.lines[i] = static_cast<std::int64_t>(i) + 1;
+    return raw;
+  }
+
+ private:
+  std::string source_;
+  std::vector<std::string> labels_;
+  std::int64_t line_ = 0;
+  std::int64_t first_blank_ = 0;  // first blank line since the last label
+};
+
 RawLabels read_text_labels(const std::string& path) {
   const MappedFile file(path);
   const auto bytes = file.bytes();
-  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
-  constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
-  if (text.starts_with(kUtf8Bom)) text.remove_prefix(kUtf8Bom.size());
+  TextLabelReader reader(path);
+  reader.add(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return reader.finish();
+}
 
-  std::vector<std::string> labels;
-  std::int64_t line = 0;
-  std::int64_t first_blank = 0;  // first blank line since the last label
-  while (!text.empty()) {
-    ++line;
-    const auto eol = text.find('\n');
-    const std::string_view label = trim(text.substr(0, eol));
-    text.remove_prefix(eol == std::string_view::npos ? text.size() : eol + 1);
-    if (label.empty()) {
-      if (first_blank == 0) first_blank = line;
-      continue;
-    }
-    if (first_blank != 0)
-      throw FileError(path, "blank line, expected one label per line", first_blank);
-    labels.emplace_back(label);
+// Text block by block as it arrives, or an .npy (by name or magic) whole.
+RawLabels read_stream_labels(const std::string& path) {
+  InputStream in(path);
+  RawLabels raw;
+  if (has_npy_extension(path) || has_npy_magic(in.peek(kNpyMagicSize))) {
+    NpyArray array;
+    array.bytes = in.read_all();  // the peeked bytes included
+    array.header = parse_npy_header(array.bytes, in.name());
+    raw = npy_labels(array, in.name());
+  } else {
+    TextLabelReader reader(in.name());
+    LineBlocks blocks(in, kStreamBlockBytes);
+    for (auto block = blocks.next(); !block.empty(); block = blocks.next())
+      reader.add(std::string_view(block.data(), block.size()));
+    raw = reader.finish();
   }
-  RawLabels raw = make_labels(std::move(labels), path);
-  raw.lines.resize(raw.size());
-  for (std::size_t i = 0; i < raw.size(); ++i) raw.lines[i] = static_cast<std::int64_t>(i) + 1;
+  if (raw.size() == 0)
+    throw FileError(input_name(path), "no labels: the stream ended before any label");
   return raw;
 }
 
@@ -203,7 +244,8 @@ RawLabels make_labels(std::vector<double> values, const std::string& source) {
 }
 
 RawLabels read_labels(const std::string& path) {
-  return has_npy_extension(path) ? read_npy_labels(path) : read_text_labels(path);
+  if (is_stream(path)) return read_stream_labels(path);
+  return has_npy_extension(path) ? npy_labels(read_npy(path), path) : read_text_labels(path);
 }
 
 Classes Classes::fit(const RawLabels& labels) {

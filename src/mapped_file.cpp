@@ -10,36 +10,51 @@
 #include <cstring>
 
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 
 namespace bagel {
 
-MappedFile::MappedFile(const std::string& path) : path_(path) {
+MappedFile::MappedFile(const std::string& path) : path_(input_name(path)) {
+  if (is_stream(path)) {
+    InputStream stream(path);
+    read_in_ = stream.read_all();
+    data_ = read_in_.data();
+    size_ = read_in_.size();
+    return;
+  }
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
+  try {
+    map(fd, path);
+  } catch (...) {
     ::close(fd);
-    throw FileError(path, std::string("cannot stat: ") + std::strerror(err));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw FileError(path, "is a directory, expected a file");
-  }
-  size_ = static_cast<std::size_t>(st.st_size);
-  if (size_ > 0) {
-    void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (p == MAP_FAILED) {
-      const int err = errno;
-      ::close(fd);
-      throw FileError(path, std::string("cannot map: ") + std::strerror(err));
-    }
-    data_ = static_cast<const std::byte*>(p);
+    throw;
   }
   ::close(fd);  // the mapping stays valid after close
 }
 
+MappedFile::MappedFile(InputStream& stream) : path_(stream.name()), read_in_(stream.read_all()) {
+  data_ = read_in_.data();
+  size_ = read_in_.size();
+}
+
+void MappedFile::map(int fd, const std::string& path) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw FileError(path, std::string("cannot stat: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) throw FileError(path, "is a directory, expected a file");
+  // Only a regular file's size is its content's: anything else reached here
+  // (it changed since is_stream looked) would map as nothing at all.
+  if (!S_ISREG(st.st_mode)) throw FileError(path, "is not a regular file; cannot be mapped");
+  size_ = static_cast<std::size_t>(st.st_size);
+  if (size_ == 0) return;
+  void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+  if (p == MAP_FAILED) throw FileError(path, std::string("cannot map: ") + std::strerror(errno));
+  data_ = static_cast<const std::byte*>(p);
+  mapped_ = true;
+}
+
 void MappedFile::release(std::span<const std::byte> range) const {
+  if (!mapped_) return;
   const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const auto begin = (reinterpret_cast<std::uintptr_t>(range.data()) + page - 1) / page * page;
   const auto end = (reinterpret_cast<std::uintptr_t>(range.data() + range.size())) / page * page;
@@ -47,7 +62,7 @@ void MappedFile::release(std::span<const std::byte> range) const {
 }
 
 MappedFile::~MappedFile() {
-  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
 }  // namespace bagel

@@ -8,6 +8,7 @@
 #include "bagel/error.h"
 #include "bagel/huge_pages.h"
 #include "bagel/loss.h"
+#include "bagel/model_dir.h"
 #include "bagel/npy.h"
 
 namespace bagel {
@@ -25,11 +26,8 @@ Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index
   return m;
 }
 
-void save_model(const Model& model, const std::string& dir) {
-  const fs::path target = fs::path(dir).lexically_normal();
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  AtomicPath tmp(target);
-  fs::create_directories(tmp.temp());
+void save_model(const Model& model, const std::string& dir, bool force) {
+  ModelDirWriter out(dir, force);
   nlohmann::json j;
   j["format"] = kModelFormat;
   j["version"] = kModelVersion;
@@ -44,11 +42,11 @@ void save_model(const Model& model, const std::string& dir) {
   j["bias"] = {{"file", "bias.npy"}, {"dtype", "float32"}, {"shape", {model.num_outputs}}};
   j["config"] = model.config;
   j["training"] = model.training;
-  write_npy((tmp.temp() / "weight.npy").string(), model.weight,
+  write_npy(out.path_for("weight.npy").string(), model.weight,
             {model.num_features, model.num_outputs});
-  write_npy((tmp.temp() / "bias.npy").string(), model.bias, {model.num_outputs});
-  write_file_atomic(tmp.temp() / "model.json", j.dump(2) + "\n");
-  tmp.commit();
+  write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
+  write_file_atomic(out.path_for("model.json"), j.dump(2) + "\n");
+  out.commit();
 }
 
 namespace {

@@ -15,6 +15,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 #include "bagel/huge_pages.h"
 
 // numpy's '|' and '=' mean "native", which bagel reads as little-endian.
@@ -630,11 +631,18 @@ std::string npy_bytes(const std::string& descr, const std::vector<std::int64_t>&
 }
 
 NpyArray read_npy(const std::string& path) {
+  NpyArray array;
+  if (is_stream(path)) {
+    // A pipe has no size to seek to: read it to its end.
+    InputStream in(path);
+    array.bytes = in.read_all();
+    array.header = parse_npy_header(array.bytes, in.name());
+    return array;
+  }
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
   const std::streamoff size = in.tellg();
   if (size < 0) throw FileError(path, "cannot read (is it a directory?)");
-  NpyArray array;
   array.bytes.resize(static_cast<std::size_t>(size));
   in.seekg(0);
   in.read(reinterpret_cast<char*>(array.bytes.data()), size);
@@ -642,6 +650,8 @@ NpyArray read_npy(const std::string& path) {
   array.header = parse_npy_header(array.bytes, path);
   return array;
 }
+
+bool has_npy_magic(std::string_view head) { return head.starts_with(kMagic); }
 
 void write_npy(const std::string& path, std::span<const float> values,
                const std::vector<std::int64_t>& shape) {

@@ -53,16 +53,25 @@ std::string libzip_message(int code) {
   return message;
 }
 
-ZipHandle open_zip(const std::string& path, int flags) {
-  int code = 0;
-  zip_t* za = zip_open(path.c_str(), flags, &code);
+// Opens the archive from its bytes in memory (a mapped file, or a stream
+// read whole): libzip would otherwise seek in the file itself, which a pipe
+// cannot do, and every handle shares the one mapping.
+ZipHandle open_zip(const MappedFile& file, int flags) {
+  const std::string& path = file.path();
+  zip_error_t error;
+  zip_error_init(&error);
+  const std::span<const std::byte> bytes = file.bytes();
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_t* za = source != nullptr ? zip_open_from_source(source, flags, &error) : nullptr;
   if (za == nullptr) {
-    if (code == ZIP_ER_NOENT || code == ZIP_ER_OPEN || code == ZIP_ER_READ)
-      throw FileError(path, "cannot open: " + libzip_message(code));
-    throw FileError(path, "not a readable zip archive (" + libzip_message(code) +
+    const std::string message = zip_error_strerror(&error);
+    if (source != nullptr) zip_source_free(source);
+    zip_error_fini(&error);
+    throw FileError(path, "not a readable zip archive (" + message +
                               "); an .npz from scipy.sparse.save_npz is a zip. Is it truncated?");
   }
-  return ZipHandle(za);
+  zip_error_fini(&error);
+  return ZipHandle(za);  // owns the source from here
 }
 
 // ---- where a STORED member's bytes are ---------------------------------------
@@ -289,11 +298,12 @@ std::array<Index, 2> read_shape(zip_t* za, const std::string& path) {
 
 // Reads the deflated members in parallel, each thread with its own libzip
 // handle (a zip_t is not safe to share between threads).
-void inflate_all(std::vector<Member*> members, const std::string& path) {
+void inflate_all(std::vector<Member*> members, const MappedFile& file) {
+  const std::string& path = file.path();
   std::vector<std::future<void>> jobs;
   for (Member* m : members) {
-    jobs.push_back(std::async(std::launch::async, [m, &path] {
-      const ZipHandle za = open_zip(path, ZIP_RDONLY);
+    jobs.push_back(std::async(std::launch::async, [m, &file, &path] {
+      const ZipHandle za = open_zip(file, ZIP_RDONLY);
       inflate(za.get(), *m, path);
     }));
   }
@@ -321,22 +331,21 @@ std::optional<std::span<const T>> borrow(const Member& m, DType working) {
 // indptr, indices and data, located and with parsed headers.
 struct CsrArrays {
   std::array<Member, 3> members;
-  std::unique_ptr<MappedFile> mapping;  // the whole file, once any member is STORED
+  std::unique_ptr<MappedFile> mapping;  // the whole file, which STORED members point into
 };
 
-CsrArrays load_arrays(zip_t* za, const std::string& path) {
+CsrArrays load_arrays(zip_t* za, const MappedFile& file) {
+  const std::string& path = file.path();
   CsrArrays out{{locate(za, path, "indptr"), locate(za, path, "indices"), locate(za, path, "data")},
                 nullptr};
   std::vector<Member*> deflated;
   for (Member& m : out.members) {
-    if (!m.stored) {
+    if (m.stored)
+      locate_in_mapping(file, m, path);
+    else
       deflated.push_back(&m);
-      continue;
-    }
-    if (!out.mapping) out.mapping = std::make_unique<MappedFile>(path);
-    locate_in_mapping(*out.mapping, m, path);
   }
-  inflate_all(deflated, path);
+  inflate_all(deflated, file);
   for (Member& m : out.members) {
     parse_member(m, path);
     check_vector(m, path);
@@ -516,13 +525,28 @@ std::span<const std::byte> bytes_of(std::span<const T> values) {
 }  // namespace
 
 CsrMatrix read_npz_csr(const std::string& path) {
-  const ZipHandle za = open_zip(path, ZIP_RDONLY | ZIP_CHECKCONS);
-  const std::string format = read_format(za.get(), path);
-  if (format != "csr")
-    throw FileError(path, "format is '" + detail::printable(format) +
-                              "', expected 'csr' (convert with X.tocsr() before save_npz)");
-  const auto [rows, cols] = read_shape(za.get(), path);
-  CsrMatrix matrix = assemble(rows, cols, load_arrays(za.get(), path), path);
+  return read_npz_csr(std::make_unique<MappedFile>(path));
+}
+
+CsrMatrix read_npz_csr(std::unique_ptr<MappedFile> file) {
+  const std::string path = file->path();
+  Index rows = 0, cols = 0;
+  CsrArrays arrays;
+  {
+    // The handle reads from `file`'s bytes: it is closed before the bytes
+    // move on with the arrays.
+    const ZipHandle za = open_zip(*file, ZIP_RDONLY | ZIP_CHECKCONS);
+    const std::string format = read_format(za.get(), path);
+    if (format != "csr")
+      throw FileError(path, "format is '" + detail::printable(format) +
+                                "', expected 'csr' (convert with X.tocsr() before save_npz)");
+    const std::array<Index, 2> shape = read_shape(za.get(), path);
+    rows = shape[0];
+    cols = shape[1];
+    arrays = load_arrays(za.get(), *file);
+  }
+  arrays.mapping = std::move(file);
+  CsrMatrix matrix = assemble(rows, cols, std::move(arrays), path);
   matrix.validate(path);
   return matrix;
 }

@@ -59,12 +59,17 @@ Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::in
   return acc.finish();
 }
 
-void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source) {
+void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source,
+                        ColumnCount columns) {
+  const std::string expected = std::to_string(model.num_features);
+  if (columns == ColumnCount::kStored && x.cols() != model.num_features)
+    throw FileError(source, "has " + std::to_string(x.cols()) + " features (columns), but the "
+                            "model is expecting " + expected + "; vectorise it with the "
+                            "training vocabulary (the fitted vectorizer's transform)");
   if (x.cols() > model.num_features)
-    throw FileError(source, "has " + std::to_string(x.cols()) +
-                                " feature columns but the model has " +
-                                std::to_string(model.num_features) +
-                                " (was it vectorised with the training vocabulary?)");
+    throw FileError(source, "has " + std::to_string(x.cols()) + " feature columns (its largest "
+                            "index + 1) but the model has " + expected + " (was it vectorised "
+                            "with the training vocabulary? is --zero-based right?)");
 }
 
 }  // namespace bagel

@@ -340,9 +340,10 @@ int chunk_count(std::size_t bytes, int requested) {
   return std::max(1, std::min(omp_get_max_threads(), by_size));
 }
 
-// Throws the first error in file order, with its absolute line number.
-void rethrow_first_error(const std::vector<Chunk>& chunks, const std::string& source) {
-  std::int64_t lines_before = 0;
+// Throws the first error in file order, with its absolute line number
+// (`lines_before`: lines of the input before the first chunk).
+void rethrow_first_error(const std::vector<Chunk>& chunks, const std::string& source,
+                         std::int64_t lines_before = 0) {
   for (const Chunk& chunk : chunks) {
     if (chunk.failure) std::rethrow_exception(chunk.failure);
     if (chunk.error) throw FileError(source, chunk.error->message, lines_before + chunk.error->line);
@@ -355,9 +356,9 @@ struct ChunkOffsets {
   std::vector<std::int64_t> row, nnz, line;
 };
 
-ChunkOffsets chunk_offsets(const std::vector<Chunk>& chunks) {
+ChunkOffsets chunk_offsets(const std::vector<Chunk>& chunks, std::int64_t lines_before) {
   ChunkOffsets at;
-  std::int64_t rows = 0, nnz = 0, lines = 0;
+  std::int64_t rows = 0, nnz = 0, lines = lines_before;
   for (const Chunk& chunk : chunks) {
     at.row.push_back(rows);
     at.nnz.push_back(nnz);
@@ -382,8 +383,8 @@ Index index_shift(const std::vector<Chunk>& chunks, ZeroBased zero_based, std::i
 }
 
 SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
-                         ZeroBased zero_based) {
-  const ChunkOffsets at = chunk_offsets(chunks);
+                         ZeroBased zero_based, std::int64_t lines_before = 0) {
+  const ChunkOffsets at = chunk_offsets(chunks, lines_before);
   const std::int64_t rows = at.row.back();
   const std::int64_t nnz = at.nnz.back();
   if (rows >= std::numeric_limits<Index>::max())
@@ -441,6 +442,19 @@ SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
                      std::move(data));
   features.validate(source);
   return SvmlightData{std::move(features), std::move(labels)};
+}
+
+// One block of whole lines from a stream, parsed; its text is not kept.
+Chunk parse_block(std::span<const char> text, ZeroBased zero_based) {
+  Chunk chunk;
+  chunk.text = text;
+  parse_chunk(chunk, zero_based);
+  chunk.text = {};
+  return chunk;
+}
+
+[[noreturn]] void no_rows(const std::string& source) {
+  throw FileError(source, "no rows: the stream ended before any svmlight line");
 }
 
 // Shortest text that reads back (as sklearn reads it: to double, then to
@@ -568,11 +582,54 @@ SvmlightData parse_svmlight(std::span<const char> text, const std::string& sourc
 }  // namespace detail
 
 SvmlightData read_svmlight(const std::string& path, ZeroBased zero_based) {
+  if (is_stream(path)) {
+    InputStream in(path);
+    return read_svmlight(in, zero_based);
+  }
   const MappedFile file(path);
   const auto bytes = file.bytes();
   return detail::parse_svmlight(
       std::span<const char>(reinterpret_cast<const char*>(bytes.data()), bytes.size()), path,
       zero_based);
+}
+
+SvmlightData read_svmlight(InputStream& in, ZeroBased zero_based) {
+  LineBlocks blocks(in, kMinChunkBytes);
+  std::vector<Chunk> chunks;
+  for (auto text = blocks.next(); !text.empty(); text = blocks.next()) {
+    chunks.push_back(parse_block(text, zero_based));
+    if (chunks.back().error || chunks.back().failure) break;  // nothing after it is reported
+  }
+  rethrow_first_error(chunks, in.name());
+  SvmlightData d = concatenate(chunks, in.name(), zero_based);
+  if (d.features.rows() == 0) no_rows(in.name());
+  return d;
+}
+
+SvmlightStream::SvmlightStream(InputStream& in, ZeroBased zero_based)
+    : blocks_(in, 1), zero_based_(zero_based), source_(in.name()) {
+  if (zero_based == ZeroBased::kAuto)
+    throw Error(source_ + ": streaming svmlight needs zero_based true or false; \"auto\" "
+                          "depends on every line");
+}
+
+std::optional<SvmlightData> SvmlightStream::next() {
+  for (auto text = blocks_.next(); !text.empty(); text = blocks_.next()) {
+    std::vector<Chunk> block;
+    block.push_back(parse_block(text, zero_based_));
+    rethrow_first_error(block, source_, lines_before_);
+    const std::int64_t lines = block[0].line_count;
+    if (block[0].labels.empty()) {  // only blank or comment lines
+      lines_before_ += lines;
+      continue;
+    }
+    SvmlightData d = concatenate(block, source_, zero_based_, lines_before_);
+    lines_before_ += lines;
+    rows_ += d.features.rows();
+    return d;
+  }
+  if (rows_ == 0) no_rows(source_);
+  return std::nullopt;
 }
 
 void write_svmlight(const std::string& path, const CsrMatrix& matrix,

@@ -885,8 +885,9 @@ TEST(EquivalenceForward, EigenSparseProductIsAThirdWitnessOfTheForward) {
   }
 }
 
-// A matrix may have fewer columns than the model: predict accepts it
-// (check_features_fit), and train sizes the model to max(train, valid)
+// A matrix may have fewer columns than the model: predict accepts an
+// svmlight file that never uses the last features (check_features_fit with
+// ColumnCount::kInferred), and train sizes the model to max(train, valid)
 // columns. The missing columns are zeros, so both paths must still agree.
 // Several blocks of different sizes make any unset (stale) memory in the
 // widened dense batch show up.

@@ -1,5 +1,6 @@
-// The model directory: a bit-exact round trip, written atomically, and load
-// errors that name the file at fault.
+// The model directory: a bit-exact round trip, written atomically without
+// ever removing a file bagel did not write, and load errors that name the
+// file at fault.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 
 #include "bagel/error.h"
 #include "bagel/model.h"
+#include "bagel/model_dir.h"
 #include "bagel/npy.h"
 
 namespace bagel {
@@ -73,6 +75,25 @@ void expect_same_model(const Model& a, const Model& b) {
   EXPECT_EQ(0, std::memcmp(a.bias.data(), b.bias.data(), a.bias.size() * sizeof(float)));
   EXPECT_EQ(a.config, b.config);
   EXPECT_EQ(a.training, b.training);
+}
+
+// Runs `f`, expects a FileError, returns its message.
+template <class F>
+std::string file_error_of(F&& f) {
+  try {
+    f();
+  } catch (const FileError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected bagel::FileError, got: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected bagel::FileError, nothing was thrown";
+  return "";
+}
+
+bool contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
 }
 
 TEST(ModelZeros, SizesFollowTheClassCount) {
@@ -142,18 +163,93 @@ TEST(ModelSaveLoad, CreatesMissingParentFolders) {
   EXPECT_EQ(entries(dir.parent_path()), std::vector<std::string>{"model"});
 }
 
-TEST(ModelSaveLoad, OverwritesAnExistingModelDirectoryWhole) {
+TEST(ModelSaveLoad, ReplacingAModelKeepsEveryOtherFileInItsFolder) {
   TempDir tmp;
   const std::string dir = (tmp.path() / "model").string();
   save_model(random_model({"x", "y"}, 5, 4), dir);
-  // A stray file in the old directory: replacing the model replaces the
-  // folder, it does not merge into it.
-  std::ofstream(fs::path(dir) / "stale.txt") << "old";
+  // The user's notes and data beside the model: bagel did not write them,
+  // so retraining into the folder replaces the model files only.
+  std::ofstream(fs::path(dir) / "notes.md") << "what this run was for";
+  fs::create_directory(fs::path(dir) / "data");
+  std::ofstream(fs::path(dir) / "data" / "train.svm") << "1 1:1\n";
   const Model newer = random_model({"p", "q", "r"}, 9, 5);
   save_model(newer, dir);
   expect_same_model(newer, load_model(dir));
-  EXPECT_EQ(entries(dir), (std::vector<std::string>{"bias.npy", "model.json", "weight.npy"}));
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{"bias.npy", "data", "model.json", "notes.md", "weight.npy"}));
+  std::ifstream notes(fs::path(dir) / "notes.md");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(notes), {}), "what this run was for");
+  EXPECT_TRUE(fs::exists(fs::path(dir) / "data" / "train.svm"));
   EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"model"});  // no .old-* or .tmp-*
+}
+
+TEST(ModelSaveLoad, AFolderOfOtherFilesIsRefusedAndLeftAsItWas) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "project";
+  fs::create_directory(dir);
+  std::ofstream(dir / "notes.md") << "mine";
+  std::ofstream(dir / "train.npz") << "data";
+  const std::string msg =
+      file_error_of([&] { save_model(random_model({"x", "y"}, 5, 4), dir.string()); });
+  EXPECT_TRUE(contains(msg, dir.string() + ": holds files but no bagel model")) << msg;
+  EXPECT_TRUE(contains(msg, "--force")) << msg;
+  EXPECT_EQ(entries(dir), (std::vector<std::string>{"notes.md", "train.npz"}));
+  EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"project"});
+  EXPECT_THROW(check_model_dir(dir, false), FileError);  // what train checks before loading data
+}
+
+TEST(ModelSaveLoad, ForceWritesTheModelBesideOtherFiles) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "project";
+  fs::create_directory(dir);
+  std::ofstream(dir / "notes.md") << "mine";
+  const Model m = random_model({"x", "y"}, 5, 4);
+  save_model(m, dir.string(), /*force=*/true);
+  expect_same_model(m, load_model(dir.string()));
+  EXPECT_EQ(entries(dir),
+            (std::vector<std::string>{"bias.npy", "model.json", "notes.md", "weight.npy"}));
+  // From now on it holds a bagel model: no --force needed to replace it.
+  save_model(random_model({"x", "y"}, 5, 5), dir.string());
+  EXPECT_TRUE(fs::exists(dir / "notes.md"));
+}
+
+TEST(ModelSaveLoad, ForceNeverOverwritesAModelFileBagelDidNotWrite) {
+  TempDir tmp;
+  for (const char* name : {"weight.npy", "bias.npy", "model.json"}) {
+    const fs::path dir = tmp.path() / name;
+    fs::create_directory(dir);
+    std::ofstream(dir / name) << "{\"the user's\": true}";
+    const std::string msg = file_error_of(
+        [&] { save_model(random_model({"x", "y"}, 5, 4), dir.string(), /*force=*/true); });
+    EXPECT_TRUE(contains(msg, (dir / name).string() + ": exists and was not written by bagel"))
+        << msg;
+    EXPECT_EQ(entries(dir), std::vector<std::string>{name});
+  }
+}
+
+TEST(ModelSaveLoad, AnEmptyFolderIsUsedAndAFileIsRefused) {
+  TempDir tmp;
+  const fs::path empty = tmp.path() / "empty";
+  fs::create_directory(empty);
+  save_model(random_model({"x", "y"}, 5, 4), empty.string());
+  EXPECT_EQ(entries(empty), (std::vector<std::string>{"bias.npy", "model.json", "weight.npy"}));
+  const fs::path file = tmp.path() / "model";
+  std::ofstream(file) << "not a folder";
+  const std::string msg =
+      file_error_of([&] { save_model(random_model({"x", "y"}, 5, 4), file.string(), true); });
+  EXPECT_TRUE(contains(msg, file.string() + ": is a file, not a folder")) << msg;
+  EXPECT_EQ(entries(tmp.path()), (std::vector<std::string>{"empty", "model"}));
+}
+
+TEST(ModelSaveLoad, ModelDirStateTellsTheCasesApart) {
+  TempDir tmp;
+  EXPECT_EQ(model_dir_state(tmp.path() / "missing"), ModelDirState::kMissing);
+  EXPECT_EQ(model_dir_state(tmp.path()), ModelDirState::kEmpty);
+  std::ofstream(tmp.path() / "model.json") << "{\"format\": \"something-else\"}";
+  EXPECT_EQ(model_dir_state(tmp.path()), ModelDirState::kOtherFiles);
+  std::ofstream(tmp.path() / "model.json") << "{\"format\": \"bagel-model\"}";
+  EXPECT_EQ(model_dir_state(tmp.path()), ModelDirState::kModel);
+  EXPECT_EQ(model_dir_state(tmp.path() / "model.json"), ModelDirState::kNotAFolder);
 }
 
 TEST(ModelSaveLoad, AcceptsADirectoryNameWithATrailingSlash) {
@@ -169,25 +265,6 @@ TEST(ModelSaveLoad, AcceptsADirectoryNameWithATrailingSlash) {
   const Model m2 = random_model({"x", "y"}, 5, 7);
   save_model(m2, dir + "/");
   expect_same_model(m2, load_model(dir));
-}
-
-// Runs `f`, expects a FileError, returns its message.
-template <class F>
-std::string file_error_of(F&& f) {
-  try {
-    f();
-  } catch (const FileError& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected bagel::FileError, got: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected bagel::FileError, nothing was thrown";
-  return "";
-}
-
-bool contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
 }
 
 class ModelLoadErrors : public ::testing::Test {

@@ -3,12 +3,16 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
+
+#include "bagel/temp_registry.h"
 
 namespace bagel {
 
 // A temporary path beside `target` (same folder, so rename is atomic).
-// If commit() is never called the temporary is removed on destruction.
+// If commit() is never called the temporary is removed on destruction, and
+// it is registered for removal on SIGINT/SIGTERM (temp_registry.h) meanwhile.
 // A target that exists and is neither a file nor a folder (/dev/null, a
 // pipe) is written directly: rename would replace the device itself.
 class AtomicPath {
@@ -20,7 +24,9 @@ class AtomicPath {
 
   const std::filesystem::path& temp() const { return temp_; }
   const std::filesystem::path& target() const { return target_; }
-  // Renames temp over target (replacing an existing file or folder).
+  // Renames temp over target. An existing file, or an empty folder, is
+  // replaced; a folder that holds anything is not (the rename fails and
+  // commit throws): bagel never deletes what it did not write.
   void commit();
 
  private:
@@ -28,6 +34,7 @@ class AtomicPath {
   std::filesystem::path temp_;
   bool committed_ = false;
   bool direct_ = false;
+  std::unique_ptr<TempRegistration> registration_;
 };
 
 // Writes `contents` to `path` atomically; throws FileError on failure.

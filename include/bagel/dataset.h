@@ -4,17 +4,37 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bagel/config.h"
 #include "bagel/csr.h"
+#include "bagel/input_stream.h"
 #include "bagel/labels.h"
 
 namespace bagel {
 
-// Reads .npz (by extension) or svmlight text (anything else).
-// For svmlight, `labels` receives the labels in the file when non-null.
-CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels);
+// How a features input is read. By its first bytes when they say (a zip is
+// an .npz, "\x93NUMPY" an .npy), else by its name (.npz, .npy), else
+// svmlight text. Streams have no useful name, so the bytes must decide.
+enum class FeatureFormat { kNpz, kNpy, kSvmlight };
+inline constexpr std::size_t kFormatMagicBytes = 6;
+// `head`: the input's first kFormatMagicBytes bytes (fewer if it is shorter).
+FeatureFormat feature_format(const std::string& path, std::string_view head);
+
+// Reads .npz (scipy CSR) or svmlight text, by feature_format(). An .npy is an
+// error that says how to save a CSR instead. For svmlight, `labels` receives
+// the labels in the file when non-null. `format`, when non-null, receives the
+// format read: an .npz stores its column count, svmlight's is inferred from
+// its largest index (check_features_fit treats them differently).
+// A stream (input_stream.h) is read as it arrives, or whole for .npz; one
+// that yields no row is an error ("no rows"), while an empty regular file
+// gives an empty matrix, as it always has.
+CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels,
+                        FeatureFormat* format = nullptr);
+// The same from a stream already opened (and perhaps peeked at).
+CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
+                        FeatureFormat* format = nullptr);
 
 // Features and labels of one split. Labels come from spec.labels when given
 // (also overriding an svmlight file's own), else from the svmlight file.

@@ -37,11 +37,25 @@ class FileError : public Error {
 class ConfigError : public Error {
  public:
   ConfigError(const std::string& field, const std::string& message)
-      : Error(field.empty() ? message : field + ": " + message), field_(field) {}
+      : Error(field.empty() ? message : field + ": " + message), field_(field), message_(message) {}
   const std::string& field() const { return field_; }
+  // The text after "field: ", to re-attribute the error (to a --set, say).
+  const std::string& message() const { return message_; }
 
  private:
   std::string field_;
+  std::string message_;
+};
+
+// A command line that is wrong whatever the files hold: a bad or missing
+// argument, an unknown command, a --set key that does not exist. `where`
+// names the argument ("--set optimizer.lr=0.01"). main() exits with 2 for
+// these, as shells and argparse do, and with 1 for every other error, so
+// scripts can tell "fix the command" from "fix the data".
+class UsageError : public ConfigError {
+ public:
+  UsageError(const std::string& where, const std::string& message)
+      : ConfigError(where, message) {}
 };
 
 }  // namespace bagel

@@ -46,4 +46,10 @@ class JsonReader {
 // Levenshtein distance; small helper for "did you mean" hints.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
+// The key of `keys` that `typed` most likely meant, or "" if none is close:
+// one whose initials it is ("lr" -> learning_rate, "bs" -> batch_size), else
+// the nearest by edit distance (at most max(2, a third of its length)), else
+// one it begins ("learning" -> learning_rate).
+std::string nearest_key(const std::string& typed, const std::set<std::string>& keys);
+
 }  // namespace bagel

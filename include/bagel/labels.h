@@ -39,6 +39,10 @@ RawLabels make_labels(std::vector<double> values, const std::string& source);
 // `.npy` (1-d: integers, floats, bools or unicode strings) or a text file: one
 // label per line, trimmed, CRLF accepted; a blank line before the last label
 // is an error naming the line, blank lines at the end are ignored.
+// A stream ("-", a pipe: input_stream.h) is an .npy when named so or when it
+// starts with the .npy magic, and is then read whole; text is read block by
+// block as it arrives. A stream with no label is an error ("no labels"); an
+// empty regular file gives no labels (callers say what they expected).
 RawLabels read_labels(const std::string& path);
 
 // Canonical name of a number: shortest round-trip digits, fixed notation for

@@ -39,9 +39,11 @@ struct Model {
   static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features);
 };
 
-// Writes the directory to a temporary sibling and renames it into place, so a
-// crash never leaves half a model under `dir`.
-void save_model(const Model& model, const std::string& dir);
+// Writes model.json, weight.npy and bias.npy into `dir` by model_dir.h's
+// rules: a new folder appears whole or not at all, an existing model's files
+// are replaced and the user's other files kept, a folder of other files is
+// refused unless `force`, and no file bagel did not write is ever removed.
+void save_model(const Model& model, const std::string& dir, bool force = false);
 
 // Reads and checks a model directory; errors name the file and field.
 Model load_model(const std::string& dir);

@@ -81,7 +81,13 @@ struct NpyArray {
     return std::span<const std::byte>(bytes).subspan(header.data_offset);
   }
 };
+// A stream (input_stream.h) is read to its end.
 NpyArray read_npy(const std::string& path);
+
+// True when `head` (a file's first bytes) starts with the .npy magic
+// "\x93NUMPY": tells an .npy from text whatever the file is named.
+inline constexpr std::size_t kNpyMagicSize = 6;
+bool has_npy_magic(std::string_view head);
 
 // Atomic writers (temp file + rename). The shape must hold values.size()
 // elements.

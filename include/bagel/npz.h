@@ -4,9 +4,11 @@
 // _is_array.npy (ignored, like any other extra member).
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "bagel/csr.h"
+#include "bagel/mapped_file.h"
 
 namespace bagel {
 
@@ -18,8 +20,11 @@ namespace bagel {
 // would read every page), but validate() still checks the CSR invariants.
 // Note that scipy's own stored files are rarely aligned (zip headers shift
 // the payload), so they are copied; files from write_npz_csr are aligned.
-// Errors name the file and the key.
+// Errors name the file and the key. A stream ("-", a pipe: input_stream.h)
+// is read whole into memory first, since a zip is read from its end.
 CsrMatrix read_npz_csr(const std::string& path);
+// The same from a file already opened (or a stream already read in).
+CsrMatrix read_npz_csr(std::unique_ptr<MappedFile> file);
 
 // Writes a file that scipy.sparse.load_npz reads (float32 data, int32
 // indices and indptr), atomically. Deflates at zlib level 6 (numpy's) when

@@ -29,8 +29,17 @@ inline constexpr Index kRowsPerChunk = Index{1} << 16;
 Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::int32_t> y,
                  int threads = 0);
 
-// Checks that `x` fits the model (no more columns than features) and names
-// `source` otherwise.
-void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source);
+// Where `x`'s column count came from: stored in the file (.npz: the width of
+// the vocabulary it was vectorised with), or inferred from its largest index
+// (svmlight: a file that never uses the last features is narrower).
+enum class ColumnCount { kStored, kInferred };
+
+// Checks that `x` fits the model and names `source` otherwise. A stored
+// column count must equal the model's features, as scikit-learn requires
+// ("X has 27611 features, but ... is expecting 57575"): another count means
+// another vocabulary, whose columns mean other words. An inferred count may
+// be smaller (the missing columns are zeros), never larger.
+void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source,
+                        ColumnCount columns = ColumnCount::kStored);
 
 }  // namespace bagel

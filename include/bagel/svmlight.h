@@ -7,11 +7,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/input_stream.h"
 #include "bagel/labels.h"
 
 namespace bagel {
@@ -33,7 +35,32 @@ struct SvmlightData {
 // Differences from sklearn: multilabel lines ("1,2 ...") are an error; NaN,
 // infinite and out-of-float32-range values or labels are an error; Python's
 // digit separators ("1_000") are not numbers.
+// A stream ("-", a pipe, a FIFO: input_stream.h) is parsed block by block as
+// it arrives, so its text is never held whole; one that holds no row is an
+// error ("no rows"), where an empty regular file gives an empty matrix.
 SvmlightData read_svmlight(const std::string& path, ZeroBased zero_based = ZeroBased::kAuto);
+SvmlightData read_svmlight(InputStream& in, ZeroBased zero_based = ZeroBased::kAuto);
+
+// A stream's rows block by block, as they arrive: for predicting while the
+// input is still coming. Each block is an SvmlightData of its own: its column
+// count is its own largest index + 1, and its labels' line numbers count from
+// the start of the stream. Needs zero_based kTrue or kFalse (throws Error for
+// kAuto): the automatic base depends on every line of the input, so no row
+// could be placed before the last had arrived.
+class SvmlightStream {
+ public:
+  SvmlightStream(InputStream& in, ZeroBased zero_based);
+  // The next block's rows; nullopt at the end. Throws "no rows" at the end of
+  // a stream that held none.
+  std::optional<SvmlightData> next();
+
+ private:
+  LineBlocks blocks_;
+  ZeroBased zero_based_;
+  std::string source_;
+  std::int64_t lines_before_ = 0;
+  std::int64_t rows_ = 0;
+};
 
 // Writes svmlight that load_svmlight_file (with the same zero_based) reads
 // back to the same arrays. Labels are written by name and must be numbers.

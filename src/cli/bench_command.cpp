@@ -4,6 +4,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/bench.h"
 #include "bagel/error.h"
+#include "bagel/override_error.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -38,7 +39,11 @@ int run_bench(const BenchOptions& o) {
   } else {
     nlohmann::json doc = nlohmann::json::object();
     for (const std::string& s : overrides) apply_override(doc, s);
-    config = parse_bench_config(doc, std::filesystem::current_path());
+    try {
+      config = parse_bench_config(doc, std::filesystem::current_path());
+    } catch (const ConfigError& e) {
+      rethrow_config_error(e, "", overrides);  // names the --set that caused it
+    }
   }
   Progress progress(Progress::detect(o.quiet), std::cerr);
   const std::vector<BenchCase> cases = bagel::run_bench(config, progress);

@@ -14,6 +14,7 @@ struct TrainOptions {
   std::string config;
   std::vector<std::string> overrides;
   std::string output;
+  bool force = false;
   bool quiet = false;
 };
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);

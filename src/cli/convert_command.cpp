@@ -4,9 +4,11 @@
 #include "bagel/atomic_file.h"
 #include "bagel/dataset.h"
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 #include "bagel/labels.h"
 #include "bagel/npz.h"
 #include "bagel/svmlight.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -14,8 +16,12 @@ namespace bagel::cli {
 CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "convert", "Convert between scipy .npz CSR and svmlight text (format from the extension)");
-  cmd->add_option("input", o.input, "Input: .npz or svmlight")->required()->check(CLI::ExistingFile);
-  cmd->add_option("output", o.output, "Output: .npz (float32 data, int32 indices) or svmlight")
+  cmd->add_option("input", o.input, "Input: .npz or svmlight; - or a pipe is read as it arrives")
+      ->required()
+      ->check(input_path());
+  cmd->add_option("output", o.output,
+                  "Output: .npz (float32 data, int32 indices) or svmlight (its folder is created "
+                  "if missing)")
       ->required();
   cmd->add_option("--labels", o.labels, "Labels for the rows (text or .npy); svmlight output needs them "
                                         "unless the input is svmlight");
@@ -33,19 +39,21 @@ int run_convert(const ConvertOptions& o) {
   const CsrMatrix x = read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), &labels);
   if (!o.labels.empty()) labels = read_labels(o.labels);
   if (labels.size() != 0 && static_cast<Index>(labels.size()) != x.rows())
-    throw FileError(o.labels.empty() ? o.input : o.labels,
+    throw FileError(input_name(o.labels.empty() ? o.input : o.labels),
                     "has " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(x.rows()) + " rows");
+  create_parent_folder(o.output);
   if (std::filesystem::path(o.output).extension() == ".npz") {
     write_npz_csr(o.output, x, o.compressed);
   } else {
     if (labels.size() == 0 && x.rows() > 0)
-      throw Error("svmlight output needs labels: pass --labels FILE");
+      throw UsageError("--labels", "svmlight output needs labels: pass --labels FILE");
     write_svmlight(o.output, x, labels.names, !o.one_based);
   }
   if (!o.labels_out.empty()) {
     std::string text;
     for (const std::string& name : labels.names) text += name + "\n";
+    create_parent_folder(o.labels_out);
     write_file_atomic(o.labels_out, text);
   }
   return 0;

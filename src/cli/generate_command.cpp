@@ -3,6 +3,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/npz.h"
 #include "bagel/synthetic.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -31,10 +32,12 @@ int run_generate(const GenerateOptions& o) {
   spec.classes = o.classes;
   spec.seed = o.seed;
   const SyntheticData d = make_synthetic(spec);
+  create_parent_folder(o.output);
   write_npz_csr(o.output, d.x, o.compressed);
   std::string text;
   text.reserve(d.y.size() * 3);
   for (const std::int32_t y : d.y) text += std::to_string(y) + "\n";
+  create_parent_folder(o.labels_out);
   write_file_atomic(o.labels_out, text);
   return 0;
 }

@@ -1,17 +1,80 @@
-// bagel: parse the command line, dispatch, and turn any error into one line
-// on stderr and a non-zero exit status. Nothing else catches.
+// bagel: parse the command line, dispatch, and turn any error into exactly
+// one line on stderr, "bagel: error: <where>: <what was expected>", with the
+// exit status that says whose move it is: 2 when the command line must
+// change (usage), 1 when the data, a file or the config must (everything
+// else). Nothing else catches.
+#include <filesystem>
 #include <iostream>
 #include <new>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "bagel/error.h"
+#include "bagel/temp_registry.h"
 #include "commands.h"
 
+namespace {
+
+constexpr int kDataError = 1;
+constexpr int kUsageError = 2;
+
+constexpr const char* kExitStatusHelp =
+    "Exit status: 0 success; 1 an error in the data, a file or the config; 2 a usage error "
+    "(unknown command, bad or missing argument, --set); 130/143 interrupted by SIGINT/SIGTERM "
+    "(temporary files are removed).";
+
+// Other libraries' messages (CLI11's, a JSON parser's) may span lines.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+int fail(const std::string& message, int status) {
+  std::cerr << "bagel: error: " << one_line(message) << "\n";
+  return status;
+}
+
+std::string command_list(const std::vector<CLI::App*>& commands) {
+  std::string names;
+  for (const CLI::App* c : commands) names += (names.empty() ? "" : ", ") + c->get_name();
+  return names;
+}
+
+// The first argument, when it is a word that names no command ("fit").
+// CLI11 would take it for a stray positional and only say that a command is
+// required.
+std::optional<std::string> unknown_command(int argc, char** argv,
+                                           const std::vector<CLI::App*>& commands) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string word = argv[1];
+  for (const CLI::App* c : commands)
+    if (c->get_name() == word) return std::nullopt;
+  return word;
+}
+
+// CLI11's message, prefixed by the command it concerns.
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e,
+                                const std::vector<CLI::App*>& commands) {
+  const std::vector<CLI::App*> chosen = app.get_subcommands();
+  if (chosen.empty())
+    return "a command is required (expected " + command_list(commands) + "); see bagel --help";
+  const std::string name = chosen.front()->get_name();
+  return name + ": " + e.what() + " (see bagel " + name + " --help)";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  bagel::remove_temporaries_on_signal();
   CLI::App app{"bagel: sparse bag-of-words classifiers (logistic regression on an "
                "EmbeddingBag-sum layer, trained with SGD)"};
   app.set_version_flag("--version", std::string("bagel ") + BAGEL_VERSION);
   app.require_subcommand(1);
   app.fallthrough(false);
+  app.footer(kExitStatusHelp);
 
   bagel::cli::TrainOptions train;
   bagel::cli::TuneOptions tune;
@@ -25,11 +88,19 @@ int main(int argc, char** argv) {
   CLI::App* bench_cmd = bagel::cli::add_bench_command(app, bench);
   CLI::App* convert_cmd = bagel::cli::add_convert_command(app, convert);
   CLI::App* generate_cmd = bagel::cli::add_generate_command(app, generate);
+  const std::vector<CLI::App*> commands = {train_cmd, tune_cmd, predict_cmd, bench_cmd, convert_cmd,
+                                           generate_cmd};
+  for (CLI::App* c : commands) c->footer(kExitStatusHelp);
 
+  if (const auto word = unknown_command(argc, argv, commands))
+    return fail("unknown command '" + *word + "' (expected " + command_list(commands) + ")",
+                kUsageError);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    return fail(parse_error_message(app, e, commands), kUsageError);
   }
   try {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
@@ -38,15 +109,16 @@ int main(int argc, char** argv) {
     if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
+    return 0;
+  } catch (const bagel::UsageError& e) {
+    return fail(e.what(), kUsageError);
   } catch (const bagel::Error& e) {
-    std::cerr << "bagel: error: " << e.what() << "\n";
-    return 1;
+    return fail(e.what(), kDataError);
+  } catch (const std::filesystem::filesystem_error& e) {
+    return fail(e.path1().string() + ": " + e.code().message(), kDataError);
   } catch (const std::bad_alloc&) {
-    std::cerr << "bagel: error: out of memory\n";
-    return 1;
+    return fail("out of memory", kDataError);
   } catch (const std::exception& e) {
-    std::cerr << "bagel: error: " << e.what() << "\n";
-    return 1;
+    return fail(e.what(), kDataError);
   }
-  return 0;
 }

@@ -10,11 +10,14 @@
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 #include "bagel/labels.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
 #include "bagel/predict.h"
+#include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -23,31 +26,194 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Rows predicted (in parallel) and written per round: output streams out
-// while memory stays bounded.
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
 
-// Labels for metrics: --labels, or the svmlight file's own when they are all
-// classes of the model (LIBLINEAR's predict does the same).
-std::optional<std::vector<std::int32_t>> labels_for_metrics(const PredictOptions& o,
-                                                            const RawLabels& in_file,
-                                                            const Classes& classes,
-                                                            Index rows) {
-  if (!o.labels.empty()) {
-    const RawLabels labels = read_labels(o.labels);
-    if (static_cast<Index>(labels.size()) != rows)
-      throw FileError(o.labels, "has " + std::to_string(labels.size()) + " labels but " +
-                                    o.input + " has " + std::to_string(rows) + " rows");
-    return classes.encode(labels);
+// Standard output, or a file written atomically: it appears complete, or
+// not at all when predict fails, and its folder is created when missing.
+class PredictionOutput {
+ public:
+  explicit PredictionOutput(const std::string& path) : path_(path) {
+    if (path.empty()) return;
+    create_parent_folder(path);
+    file_ = std::make_unique<AtomicPath>(path);
+    stream_.open(file_->temp(), std::ios::binary);
+    if (!stream_) throw FileError(path, "cannot open for writing");
   }
-  if (in_file.size() == 0) return std::nullopt;
+  std::ostream& stream() { return file_ ? stream_ : std::cout; }
+  void commit() {
+    stream().flush();
+    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, "write failed");
+    if (!file_) return;
+    stream_.close();
+    file_->commit();
+  }
+
+ private:
+  std::string path_;
+  std::unique_ptr<AtomicPath> file_;
+  std::ofstream stream_;
+};
+
+// Predicts rows and writes one line each (a class name, or probabilities),
+// gathering the metrics while labels are available for every row so far.
+class PredictionWriter {
+ public:
+  PredictionWriter(const Model& model, const PredictOptions& o, std::ostream& out)
+      : model_(model), o_(o), out_(out), layer_(parse_layer(o.layer, "--layer")) {
+    if (o.proba) write_header();
+  }
+
+  void expect_labels() { metrics_.emplace(model_.num_classes()); }
+  // Some row had no usable label: there will be no metrics.
+  void drop_metrics() { metrics_.reset(); }
+  bool has_metrics() const { return metrics_.has_value(); }
+
+  // All rows of `x`, kRowsPerChunk at a time so that memory stays one chunk
+  // of probabilities; `y` holds their class ids when metrics are gathered.
+  void write(const CsrMatrix& x, std::span<const std::int32_t> y) {
+    for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
+      const Index end = std::min(x.rows(), begin + kRowsPerChunk);
+      const std::vector<double> proba = probabilities(x, begin, end);
+      write_rows(proba, end - begin);
+      if (metrics_)
+        metrics_->add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
+                      proba);
+    }
+    rows_ += x.rows();
+  }
+
+  Index rows() const { return rows_; }
+  std::optional<Metrics> metrics() const {
+    return metrics_ ? std::optional<Metrics>(metrics_->finish()) : std::nullopt;
+  }
+
+ private:
+  char delimiter() const { return o_.format == "tsv" ? '\t' : ','; }
+
+  void write_header() {
+    const int c = model_.num_classes();
+    for (int i = 0; i < c; ++i)
+      out_ << (i ? std::string(1, delimiter()) : "") << quote_field(model_.classes[i], delimiter());
+    out_ << '\n';
+  }
+
+  std::vector<double> probabilities(const CsrMatrix& x, Index begin, Index end) const {
+    if (layer_ != LayerKind::kDense) return predict_proba_chunk(model_, x, begin, end, o_.threads);
+    std::vector<double> proba(static_cast<std::size_t>(end - begin) * model_.num_classes());
+    predict_proba_dense(model_, x, begin, end, proba.data());
+    return proba;
+  }
+
+  void write_rows(const std::vector<double>& proba, Index rows) {
+    const int c = model_.num_classes();
+    text_.clear();
+    for (Index r = 0; r < rows; ++r) {
+      const double* p = proba.data() + static_cast<std::size_t>(r) * c;
+      if (o_.proba) {
+        for (int i = 0; i < c; ++i) {
+          if (i) text_ += delimiter();
+          text_ += format_number(p[i]);
+        }
+      } else {
+        text_ += model_.classes[std::max_element(p, p + c) - p];
+      }
+      text_ += '\n';
+    }
+    out_ << text_;
+  }
+
+  const Model& model_;
+  const PredictOptions& o_;
+  std::ostream& out_;
+  LayerKind layer_;
+  std::optional<MetricsAccumulator> metrics_;
+  Index rows_ = 0;
+  std::string text_;
+};
+
+// Class ids of an svmlight input's own labels, or nullopt (with a note) when
+// some are not classes of the model: LIBLINEAR's predict scores with them
+// too, but they may be anything, so they never make predict fail.
+std::optional<std::vector<std::int32_t>> own_labels(const RawLabels& labels, const Classes& classes,
+                                                    const PredictOptions& o) {
   try {
-    return classes.encode(in_file);
+    return classes.encode(labels);
   } catch (const Error&) {
     if (!o.quiet)
-      std::cerr << "note: the labels in " << o.input
+      std::cerr << "note: the labels in " << input_name(o.input)
                 << " are not all classes of the model; no metrics (pass --labels to score)\n";
     return std::nullopt;
   }
+}
+
+// --labels, read whole before any row (a labels file is small next to the
+// features), as class ids; empty when not given.
+std::vector<std::int32_t> given_labels(const PredictOptions& o, const Classes& classes) {
+  if (o.labels.empty()) return {};
+  return classes.encode(read_labels(o.labels));
+}
+
+void check_label_count(const PredictOptions& o, std::size_t labels, Index rows) {
+  if (labels == static_cast<std::size_t>(rows)) return;
+  const std::string input = input_name(o.input) + " (" + std::to_string(rows) + " rows)";
+  if (labels == 0)
+    throw FileError(input_name(o.labels),
+                    "the labels file is empty, expected one label per row of " + input);
+  throw FileError(input_name(o.labels), "has " + std::to_string(labels) + " labels but " +
+                                            input_name(o.input) + " has " +
+                                            std::to_string(rows) + " rows");
+}
+
+// Class ids for the rows of an input read whole: --labels, else the
+// svmlight file's own when they are all classes; nullopt: no metrics.
+std::optional<std::vector<std::int32_t>> whole_labels(const CsrMatrix& x, const RawLabels& in_file,
+                                                      std::vector<std::int32_t> labels,
+                                                      const Model& model, const PredictOptions& o) {
+  if (!o.labels.empty()) {
+    check_label_count(o, labels.size(), x.rows());
+    return labels;
+  }
+  if (in_file.size() == 0) return std::nullopt;
+  return own_labels(in_file, Classes{model.classes, model.numeric_classes}, o);
+}
+
+// An svmlight stream with a known index base: each block of lines is
+// predicted and written as soon as it has arrived, and flushed, so that a
+// consumer downstream sees the predictions as the rows come in.
+void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> labels,
+                       const Model& model, const PredictOptions& o, PredictionWriter& writer,
+                       std::ostream& out) {
+  const Classes classes{model.classes, model.numeric_classes};
+  const bool given = !o.labels.empty();
+  writer.expect_labels();  // until a block turns out to have no usable labels
+  while (std::optional<SvmlightData> block = rows.next()) {
+    const CsrMatrix& x = block->features;
+    check_features_fit(model, x, input_name(o.input), ColumnCount::kInferred);
+    const auto first = static_cast<std::size_t>(writer.rows());
+    const auto count = static_cast<std::size_t>(x.rows());
+    std::optional<std::vector<std::int32_t>> own;
+    std::span<const std::int32_t> y;
+    if (given) {
+      if (first + count > labels.size())
+        check_label_count(o, labels.size(), writer.rows() + x.rows());  // throws: too few labels
+      y = labels.subspan(first, count);
+    } else if (writer.has_metrics()) {
+      own = own_labels(block->labels, classes, o);
+      if (own)
+        y = *own;
+      else
+        writer.drop_metrics();
+    }
+    writer.write(x, y);
+    out.flush();
+  }
+  if (given) check_label_count(o, labels.size(), writer.rows());
+}
+
+[[noreturn]] void metrics_need_labels(const std::string& why) {
+  throw UsageError("--metrics", "needs true labels: " + why);
 }
 
 }  // namespace
@@ -55,12 +221,16 @@ std::optional<std::vector<std::int32_t>> labels_for_metrics(const PredictOptions
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   CLI::App* cmd = app.add_subcommand("predict", "Predict classes or probabilities for a CSR file");
   cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
-  cmd->add_option("-i,--input", o.input, "Features: .npz (scipy CSR) or svmlight text")
+  cmd->add_option("-i,--input", o.input,
+                  "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
+                  "arrives (svmlight with --zero-based true/false: predicted as it arrives)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(input_path());
   cmd->add_option("-l,--labels", o.labels,
-                  "True labels (text, one per line, or .npy) to report metrics");
-  cmd->add_option("-o,--output", o.output, "Write predictions here instead of stdout");
+                  "True labels (text, one per line, or .npy) to report metrics")
+      ->check(input_path());
+  cmd->add_option("-o,--output", o.output,
+                  "Write predictions here instead of stdout (its folder is created if missing)");
   cmd->add_flag("-p,--proba", o.proba,
                 "Write class probabilities: a header of class names, then one row per input row");
   cmd->add_option("--format", o.format, "Delimiter of --proba output: csv or tsv")
@@ -82,83 +252,68 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
 int run_predict(const PredictOptions& o) {
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
+  const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
+  std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
+
+  // A stream of svmlight with a known base is predicted as it arrives;
+  // anything else is read whole first ("auto" needs every index, a zip is
+  // read from its end).
+  std::unique_ptr<InputStream> stream;
+  std::unique_ptr<SvmlightStream> rows;
+  CsrMatrix x;
   RawLabels in_file;
-  const CsrMatrix x = read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), &in_file);
-  check_features_fit(model, x, o.input);
-  const Classes classes{model.classes, model.numeric_classes};
-  const auto y = labels_for_metrics(o, in_file, classes, x.rows());
-  if (!o.metrics.empty() && !y)
-    throw Error("--metrics needs true labels: pass --labels FILE (or an svmlight input)");
-  const double load_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  const LayerKind layer = parse_layer(o.layer, "--layer");
-
-  std::unique_ptr<AtomicPath> out_file;
-  std::ofstream file_stream;
-  if (!o.output.empty()) {
-    out_file = std::make_unique<AtomicPath>(o.output);
-    file_stream.open(out_file->temp(), std::ios::binary);
-    if (!file_stream) throw FileError(o.output, "cannot open for writing");
+  FeatureFormat format = FeatureFormat::kSvmlight;
+  if (is_stream(o.input)) {
+    stream = std::make_unique<InputStream>(o.input);
+    format = feature_format(o.input, stream->peek(kFormatMagicBytes));
+    if (format == FeatureFormat::kSvmlight && zero_based != ZeroBased::kAuto)
+      rows = std::make_unique<SvmlightStream>(*stream, zero_based);
+    else
+      x = read_features(*stream, zero_based, &in_file, &format);
+  } else {
+    x = read_features(o.input, zero_based, &in_file, &format);
   }
-  std::ostream& out = o.output.empty() ? std::cout : file_stream;
-  const char delim = o.format == "tsv" ? '\t' : ',';
-  const int c = model.num_classes();
-  if (o.proba) {
-    for (int i = 0; i < c; ++i) out << (i ? std::string(1, delim) : "") << quote_field(model.classes[i], delim);
-    out << '\n';
+  // Streamed rows bring their own labels: whether they are all classes of
+  // the model is known only at the end (checked after predicting).
+  std::optional<std::vector<std::int32_t>> y;
+  if (!rows) {
+    check_features_fit(model, x, input_name(o.input),
+                       format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
+    y = whole_labels(x, in_file, std::move(labels), model, o);
+    if (!o.metrics.empty() && !y)
+      metrics_need_labels(in_file.size() == 0 ? "pass --labels FILE (or an svmlight input)"
+                                              : "pass --labels FILE (the input's own are not "
+                                                "all classes of the model)");
   }
+  const double load_seconds = seconds_since(t0);
 
+  PredictionOutput output(o.output);
+  PredictionWriter writer(model, o, output.stream());
   const auto t_predict = Clock::now();
-  std::optional<MetricsAccumulator> metrics;
-  if (y) metrics.emplace(c);
-  std::string text;
-  for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
-    const Index end = std::min(x.rows(), begin + kRowsPerChunk);
-    std::vector<double> proba;
-    if (layer == LayerKind::kDense) {
-      proba.resize(static_cast<std::size_t>(end - begin) * c);
-      predict_proba_dense(model, x, begin, end, proba.data());
-    } else {
-      proba = predict_proba_chunk(model, x, begin, end, o.threads);
-    }
-    text.clear();
-    for (Index r = 0; r < end - begin; ++r) {
-      const double* p = proba.data() + static_cast<std::size_t>(r) * c;
-      if (o.proba) {
-        for (int i = 0; i < c; ++i) {
-          if (i) text += delim;
-          text += format_number(p[i]);
-        }
-      } else {
-        text += model.classes[std::max_element(p, p + c) - p];
-      }
-      text += '\n';
-    }
-    out << text;
-    if (metrics)
-      metrics->add(std::span<const std::int32_t>(*y).subspan(
-                       static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-                   proba);
+  if (rows) {
+    predict_streaming(*rows, labels, model, o, writer, output.stream());
+  } else {
+    if (y) writer.expect_labels();
+    writer.write(x, y ? std::span<const std::int32_t>(*y) : std::span<const std::int32_t>());
   }
-  out.flush();
-  if (!out) throw FileError(o.output.empty() ? "<stdout>" : o.output, "write failed");
-  if (out_file) {
-    file_stream.close();
-    out_file->commit();
-  }
-  const double predict_seconds = std::chrono::duration<double>(Clock::now() - t_predict).count();
+  const std::optional<Metrics> metrics = writer.metrics();
+  if (!o.metrics.empty() && !metrics)
+    metrics_need_labels("pass --labels FILE (the input's own are not all classes of the model)");
+  output.commit();
+  const double predict_seconds = seconds_since(t_predict);
 
   if (!o.quiet) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "predicted %d rows in %.3fs (%.0f rows/s; load %.3fs)", x.rows(),
-                  predict_seconds, predict_seconds > 0 ? x.rows() / predict_seconds : 0.0,
-                  load_seconds);
+    std::snprintf(buf, sizeof buf, "predicted %d rows in %.3fs (%.0f rows/s; load %.3fs)",
+                  writer.rows(), predict_seconds,
+                  predict_seconds > 0 ? writer.rows() / predict_seconds : 0.0, load_seconds);
     std::cerr << buf << "\n";
   }
-  if (y) {
-    const Metrics m = metrics->finish();
-    if (!o.quiet) std::cerr << metrics_summary(m) << "\n";
+  if (metrics) {
+    if (!o.quiet) std::cerr << metrics_summary(*metrics) << "\n";
     if (!o.metrics.empty()) {
-      write_file_atomic(o.metrics, metrics_to_json(m, model.classes).dump(2) + "\n");
+      create_parent_folder(o.metrics);
+      write_file_atomic(o.metrics, metrics_to_json(*metrics, model.classes).dump(2) + "\n");
     }
   }
   return 0;

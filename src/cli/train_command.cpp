@@ -8,6 +8,7 @@
 #include "bagel/feature_order.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
+#include "bagel/model_dir.h"
 #include "bagel/predict.h"
 #include "bagel/progress.h"
 #include "bagel/sample_weights.h"
@@ -38,7 +39,13 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides,
                   "Override one config key, e.g. --set optimizer.epochs=10 (repeatable)");
-  cmd->add_option("-o,--output", o.output, "Model directory (overrides the config's \"output\")");
+  cmd->add_option("-o,--output", o.output,
+                  "Model directory (overrides the config's \"output\"): a new or empty folder, "
+                  "or one holding a bagel model, whose model files are replaced (other files "
+                  "are kept)");
+  cmd->add_flag("--force", o.force,
+                "Also write into a folder of other files, beside them (none is removed or "
+                "overwritten)");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
   return cmd;
 }
@@ -47,6 +54,8 @@ int run_train(const TrainOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   TrainConfig config = load_train_config(o.config, overrides);
   if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
+  // Before any data is read: a refused folder must not cost a training run.
+  check_model_dir(config.output, o.force);
   Progress progress(Progress::detect(o.quiet), std::cerr);
 
   TrainingData data = load_training_data(config);
@@ -101,7 +110,7 @@ int run_train(const TrainOptions& o) {
   model.training["train_metrics"] = metrics_to_json(train_metrics, model.classes);
   if (valid_metrics) model.training["valid_metrics"] = metrics_to_json(*valid_metrics, model.classes);
   model.training["bagel_version"] = BAGEL_VERSION;
-  save_model(model, config.output);
+  save_model(model, config.output, o.force);
 
   std::snprintf(buf, sizeof buf, "trained %d epoch%s in %.2fs (load %.2fs)%s",
                 summary.epochs_run, summary.epochs_run == 1 ? "" : "s", summary.seconds,

@@ -259,18 +259,36 @@ class ModelDirectoryAndPredict(unittest.TestCase):
         self.assertIn(str(self.bin_features + 3), proc.stderr)
         self.assertFalse(out.exists(), "no output file on failure")
 
-    def test_fewer_columns_than_the_model_works_as_zero_columns(self):
+    def test_npz_with_fewer_columns_than_the_model_is_refused_with_both_counts(self):
+        # An .npz stores its width: another width is another vocabulary, whose
+        # columns mean other words. scikit-learn refuses it ("X has 18
+        # features, but ... is expecting 25 features"); so does bagel.
         narrow = self.multi_test[:, : self.multi_features - 7].tocsr()
         path = self.dir / "narrow.npz"
         sp.save_npz(path, narrow)
         out = self.dir / "narrow_p.csv"
+        proc = run_bagel("predict", "--model", self.multi_model, "--input", path, "--proba",
+                         "--output", out, check=False)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"{path}: has {self.multi_features - 7} features", proc.stderr)
+        self.assertIn(f"expecting {self.multi_features}", proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        self.assertFalse(out.exists(), "no output file on failure")
+
+    def test_svmlight_with_fewer_columns_than_the_model_works_as_zero_columns(self):
+        # svmlight stores no width: a file whose rows never use the last
+        # features is narrower, and those columns are zeros.
+        from sklearn.datasets import dump_svmlight_file
+        narrow = self.multi_test[:, : self.multi_features - 7].tocsr()
+        path = self.dir / "narrow.svm"
+        dump_svmlight_file(narrow, np.zeros(narrow.shape[0]), path, zero_based=True)
+        out = self.dir / "narrow_p.csv"
         run_bagel("predict", "--model", self.multi_model, "--input", path, "--proba",
-                  "--output", out, "--quiet")
+                  "--zero-based", "true", "--output", out, "--quiet")
         _, got = read_proba(out)
         padded = sp.hstack([narrow, sp.csr_matrix((narrow.shape[0], 7))], format="csr")
         _, expected = self.numpy_proba(self.multi_model, padded)
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-
 
 if __name__ == "__main__":
     unittest.main()

@@ -172,12 +172,16 @@ class TorchInterop(unittest.TestCase):
         model_dir, test_path = self.train("multi-dense", 4, layer="dense", seed=2)
         self.assert_agrees(model_dir, test_path)
 
-    def test_input_with_fewer_columns_than_the_model_agrees(self):
-        # bagel predict accepts a matrix narrower than the model (its missing
-        # columns are zeros). 1000 rows: several of the dense path's blocks.
+    def test_input_with_fewer_columns_than_the_model_is_refused(self):
+        # An .npz stores its width, and one other than the model's is another
+        # vocabulary: bagel refuses it (as scikit-learn does), so the check
+        # reports bagel's error rather than agreeing on garbage. Narrower
+        # svmlight input is covered in test_model.
         model_dir, _ = self.train("narrow", 4, seed=3)
         x = make_rows(np.random.default_rng(4), 1000, N_FEATURES - 10)
-        self.assert_agrees(model_dir, self.write_split("narrow-input", x))
+        status, out = self.torch_check(model_dir, self.write_split("narrow-input", x))
+        self.assertNotEqual(status, 0, out)
+        self.assertIn(f"has {N_FEATURES - 10} features", out)
 
     def test_check_fails_when_bagel_computes_with_a_corrupted_weight(self):
         # A stand-in bagel that predicts with a copy of the model in which one

@@ -79,6 +79,7 @@ class TrainCommandLine(unittest.TestCase):
 
     def assert_fails(self, proc, *fragments):
         self.assertNotEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
         for fragment in fragments:
             self.assertIn(fragment, proc.stderr)
         self.assertEqual(proc.stderr.count("\n"), 1, "one clear line:\n" + proc.stderr)

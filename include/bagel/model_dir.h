@@ -1,0 +1,65 @@
+// The folder a model is written to, and the rules that keep the user's files
+// safe in it. bagel writes three files, model.json, weight.npy and bias.npy
+// (the model files), and never removes or overwrites a file it did not
+// write. So the folder `-o DIR` names may be:
+//   missing         the model is written to a temporary sibling that is then
+//                   renamed to DIR: DIR appears whole or not at all.
+//   empty           the model files are written into it.
+//   a bagel model   (its model.json says "format": "bagel-model") its model
+//                   files are replaced and every other file in it is kept.
+//   anything else   refused, with what to do: another folder, or `force`,
+//                   which writes the model files beside the files there but
+//                   still refuses to overwrite a model file bagel did not
+//                   write. A regular file at DIR is always refused.
+// In an existing folder each model file is written under a temporary name
+// first; only when all three are complete is the old model.json removed, the
+// arrays renamed into place and the new model.json renamed last. Whenever a
+// model.json is present, the arrays beside it are the ones it describes; an
+// interrupted run leaves no model.json (load_model then says so) rather than
+// a model.json over the wrong weights.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bagel/atomic_file.h"
+
+namespace bagel {
+
+inline constexpr const char* kModelFiles[] = {"weight.npy", "bias.npy", "model.json"};
+
+enum class ModelDirState { kMissing, kEmpty, kModel, kOtherFiles, kNotAFolder };
+
+// What `dir` is now (see the header comment).
+ModelDirState model_dir_state(const std::filesystem::path& dir);
+
+// Throws FileError naming `dir`, with what to do instead, when a model may
+// not be written there. Cheap: train calls it before loading any data, so
+// that a refusal costs no training time.
+void check_model_dir(const std::filesystem::path& dir, bool force);
+
+// Writes the model files of one model into `dir` by the rules above:
+//   ModelDirWriter out(dir, force);
+//   write_npy(out.path_for("weight.npy"), ...);  ... for each model file
+//   out.commit();
+// Without commit(), every temporary is removed (and on SIGINT/SIGTERM too).
+class ModelDirWriter {
+ public:
+  ModelDirWriter(const std::filesystem::path& dir, bool force);
+  ModelDirWriter(const ModelDirWriter&) = delete;
+  ModelDirWriter& operator=(const ModelDirWriter&) = delete;
+
+  // Where to write the model file `name` (one of kModelFiles) now.
+  std::filesystem::path path_for(const std::string& name);
+  void commit();
+
+ private:
+  std::filesystem::path dir_;
+  bool force_ = false;
+  std::unique_ptr<AtomicPath> new_folder_;  // when dir_ was missing
+  std::vector<std::pair<std::string, std::unique_ptr<AtomicPath>>> files_;  // otherwise
+};
+
+}  // namespace bagel

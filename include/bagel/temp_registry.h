@@ -1,0 +1,40 @@
+// Temporary files and folders that must not outlive an interrupted run.
+//
+// Destructors remove bagel's temporaries when an error unwinds the stack, but
+// Ctrl-C or `kill` end the process without unwinding. So every temporary is
+// also registered here, and the handlers installed by
+// remove_temporaries_on_signal() remove what is registered, then exit with
+// 128 + the signal number (130 for SIGINT, 143 for SIGTERM), as a shell
+// reports a process killed by that signal.
+//
+// The registry is the one piece of process-wide state in bagel: a signal
+// handler cannot be given an argument. It is a fixed array of slots written
+// without allocation, so that the handler only makes async-signal-safe calls
+// (unlink, rmdir, open, getdents64, _exit). A registered folder is removed
+// with the files directly inside it, which is all a temporary model folder
+// holds; nothing deeper is touched.
+#pragma once
+
+#include <filesystem>
+
+namespace bagel {
+
+// Registers `path` (made absolute) for the lifetime of the object. When all
+// slots are taken the path is not registered: error paths still remove it,
+// only an interrupt would leave it behind (bagel never holds more than a few).
+class TempRegistration {
+ public:
+  explicit TempRegistration(const std::filesystem::path& path);
+  ~TempRegistration();
+  TempRegistration(const TempRegistration&) = delete;
+  TempRegistration& operator=(const TempRegistration&) = delete;
+
+ private:
+  int slot_ = -1;
+};
+
+// Installs the handlers for SIGINT, SIGTERM and SIGHUP. Call once, early in
+// main().
+void remove_temporaries_on_signal();
+
+}  // namespace bagel

@@ -1,0 +1,33 @@
+#include "cli_paths.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "bagel/error.h"
+
+namespace bagel::cli {
+
+namespace fs = std::filesystem;
+
+CLI::Validator input_path() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path == "-") return {};
+        std::error_code ec;
+        const fs::file_status st = fs::status(path, ec);
+        if (!fs::exists(st)) return "no such file '" + path + "'";
+        if (fs::is_directory(st)) return "'" + path + "' is a folder, expected a file";
+        return {};
+      },
+      "FILE|-");
+}
+
+void create_parent_folder(const std::string& path) {
+  const fs::path parent = fs::path(path).lexically_normal().parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  fs::create_directories(parent, ec);
+  if (ec) throw FileError(parent.string(), "cannot create the folder: " + ec.message());
+}
+
+}  // namespace bagel::cli

@@ -1,0 +1,20 @@
+// Paths on the command line: inputs that may be "-" (standard input) or a
+// pipe, and output files whose folder is created when missing, the same for
+// every command (train -o has always created its folder).
+#pragma once
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace bagel::cli {
+
+// Accepts "-" and any existing path that is not a folder (a FIFO, /dev/stdin
+// and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
+CLI::Validator input_path();
+
+// Creates the folder that will hold the file `path`, when it is missing.
+// Throws FileError naming the folder if it cannot be created.
+void create_parent_folder(const std::string& path);
+
+}  // namespace bagel::cli

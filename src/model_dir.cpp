@@ -1,0 +1,138 @@
+#include "bagel/model_dir.h"
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "bagel/error.h"
+#include "bagel/model.h"
+
+namespace bagel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "runs/model/" names the folder "runs/model".
+fs::path folder_name(const fs::path& dir) {
+  fs::path p = dir.lexically_normal();
+  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();
+  return p;
+}
+
+// A model.json that bagel wrote: the one mark that tells bagel's files from
+// the user's.
+bool holds_bagel_model(const fs::path& dir) {
+  std::ifstream in(dir / "model.json");
+  if (!in) return false;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return false;
+  const auto format = j.find("format");
+  return format != j.end() && *format == kModelFormat;
+}
+
+// Present as any kind of entry, a dangling link included (renaming over a
+// link would remove the user's link).
+bool entry_exists(const fs::path& path) {
+  std::error_code ec;
+  return fs::exists(fs::symlink_status(path, ec));
+}
+
+std::size_t file_rank(const std::string& name) {
+  const auto* end = std::end(kModelFiles);
+  return static_cast<std::size_t>(std::find(std::begin(kModelFiles), end, name) -
+                                  std::begin(kModelFiles));
+}
+
+[[noreturn]] void refuse_foreign_folder(const fs::path& dir) {
+  throw FileError(dir.string(),
+                  "holds files but no bagel model (no model.json with \"format\": "
+                  "\"bagel-model\"), so bagel does not write into it; choose a new or empty "
+                  "folder (-o DIR), or pass --force to add the model files beside the files "
+                  "there (none of them is removed)");
+}
+
+void refuse_foreign_model_files(const fs::path& dir) {
+  for (const char* name : kModelFiles)
+    if (entry_exists(dir / name))
+      throw FileError((dir / name).string(),
+                      "exists and was not written by bagel (no bagel model.json beside it); "
+                      "bagel does not overwrite it, even with --force: move it, or choose "
+                      "another folder (-o DIR)");
+}
+
+}  // namespace
+
+ModelDirState model_dir_state(const fs::path& dir) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory)
+    throw FileError(dir.string(), "cannot inspect: " + ec.message());
+  if (!fs::exists(st)) return ModelDirState::kMissing;
+  if (!fs::is_directory(st)) return ModelDirState::kNotAFolder;
+  if (holds_bagel_model(dir)) return ModelDirState::kModel;
+  const fs::directory_iterator first(dir, ec);
+  if (ec) throw FileError(dir.string(), "cannot list the folder: " + ec.message());
+  return first == fs::directory_iterator() ? ModelDirState::kEmpty : ModelDirState::kOtherFiles;
+}
+
+void check_model_dir(const fs::path& dir, bool force) {
+  if (dir.empty()) throw ConfigError("output", "is empty, expected the model's folder");
+  switch (model_dir_state(dir)) {
+    case ModelDirState::kMissing:
+    case ModelDirState::kEmpty:
+    case ModelDirState::kModel:
+      return;
+    case ModelDirState::kNotAFolder:
+      throw FileError(dir.string(),
+                      "is a file, not a folder; the model is a folder (model.json, weight.npy, "
+                      "bias.npy): choose another path (-o DIR)");
+    case ModelDirState::kOtherFiles:
+      if (!force) refuse_foreign_folder(dir);
+      refuse_foreign_model_files(dir);
+      return;
+  }
+}
+
+ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
+    : dir_(folder_name(dir)), force_(force) {
+  check_model_dir(dir_, force_);
+  if (model_dir_state(dir_) != ModelDirState::kMissing) return;
+  std::error_code ec;
+  if (dir_.has_parent_path()) fs::create_directories(dir_.parent_path(), ec);
+  if (ec) throw FileError(dir_.parent_path().string(), "cannot create the folder: " + ec.message());
+  new_folder_ = std::make_unique<AtomicPath>(dir_);
+  fs::create_directory(new_folder_->temp(), ec);
+  if (ec) throw FileError(new_folder_->temp().string(), "cannot create: " + ec.message());
+}
+
+fs::path ModelDirWriter::path_for(const std::string& name) {
+  if (new_folder_) return new_folder_->temp() / name;
+  files_.emplace_back(name, std::make_unique<AtomicPath>(dir_ / name));
+  return files_.back().second->temp();
+}
+
+void ModelDirWriter::commit() {
+  if (new_folder_) {
+    new_folder_->commit();  // refuses a folder that appeared meanwhile with files in it
+    return;
+  }
+  // Training takes a while: look again at what is there now. The folder
+  // holds our temporaries, so only the model files' own names matter.
+  const bool replacing = holds_bagel_model(dir_);
+  if (!replacing) refuse_foreign_model_files(dir_);
+  std::sort(files_.begin(), files_.end(),
+            [](const auto& a, const auto& b) { return file_rank(a.first) < file_rank(b.first); });
+  if (replacing) {
+    // From here until the new model.json is in place the folder holds no
+    // model.json, never one over arrays it does not describe.
+    std::error_code ec;
+    fs::remove(dir_ / "model.json", ec);
+    if (ec) throw FileError((dir_ / "model.json").string(), "cannot replace: " + ec.message());
+  }
+  for (auto& [name, file] : files_) file->commit();  // model.json last
+}
+
+}  // namespace bagel

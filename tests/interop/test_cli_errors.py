@@ -1,0 +1,143 @@
+"""Every failure is one line on stderr, `bagel: error: <where>: <what was
+expected>`, CLI11's included; the exit status is 2 when the command line must
+change (usage) and 1 when the data, a file or the config must.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_cli_errors
+"""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+BAGEL = os.environ.get("BAGEL", "bagel")
+COMMANDS = "train, tune, predict, bench, convert, generate"
+
+
+def run_bagel(*args, cwd=None):
+    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
+
+
+class ErrorLines(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-errors-")
+        cls.dir = Path(cls._tmp.name)
+        rng = np.random.default_rng(8)
+        cls.x = sp.random(100, 20, density=0.3, format="csr", random_state=rng)
+        y = np.where(cls.x @ rng.normal(size=20) > 0, "yes", "no")
+        sp.save_npz(cls.dir / "train.npz", cls.x)
+        (cls.dir / "train.labels").write_text("\n".join(y) + "\n")
+        cls.config = cls.dir / "cfg.json"
+        cls.config.write_text(json.dumps({
+            "train": {"features": "train.npz", "labels": "train.labels"},
+            "optimizer": {"epochs": 1}, "output": "model"}))
+        proc = run_bagel("train", "--config", cls.config, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        cls.model = cls.dir / "model"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def assert_error(self, proc, status, *fragments, exact=None):
+        self.assertEqual(proc.returncode, status, proc.stderr)
+        self.assertEqual(proc.stdout, "")
+        self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, "one line:\n" + proc.stderr)
+        if exact is not None:
+            self.assertEqual(proc.stderr, "bagel: error: " + exact + "\n")
+        for fragment in fragments:
+            self.assertIn(fragment, proc.stderr)
+
+    # -- usage errors: exit 2 --------------------------------------------
+
+    def test_an_unknown_command_is_named_with_the_commands(self):
+        self.assert_error(run_bagel("fit", "--config", self.config), 2,
+                          exact=f"unknown command 'fit' (expected {COMMANDS})")
+
+    def test_no_command_lists_the_commands(self):
+        self.assert_error(run_bagel(), 2, COMMANDS, "--help")
+
+    def test_a_missing_option_names_the_command_and_the_option(self):
+        self.assert_error(run_bagel("predict", "-i", self.dir / "train.npz"), 2,
+                          "predict: ", "--model is required")
+
+    def test_a_missing_input_file_is_a_usage_error(self):
+        missing = self.dir / "nope.svm"
+        self.assert_error(run_bagel("predict", "-m", self.model, "-i", missing), 2,
+                          "predict: ", "--input", str(missing))
+
+    def test_a_value_outside_the_choices_is_a_usage_error(self):
+        self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
+                                    "--format", "xml"), 2, "predict: ", "--format")
+
+    def test_an_unknown_option_is_a_usage_error(self):
+        self.assert_error(run_bagel("train", "--config", self.config, "--epochs", "3"), 2,
+                          "train: ", "--epochs")
+
+    def test_set_with_an_unknown_key_names_the_set_and_the_nearest_key(self):
+        self.assert_error(run_bagel("train", "--config", self.config,
+                                    "--set", "optimizer.lr=0.01"), 2,
+                          exact="--set optimizer.lr=0.01: unknown key 'lr'; "
+                                "did you mean 'learning_rate'?")
+
+    def test_set_with_a_bad_value_names_the_set_not_the_config_file(self):
+        proc = run_bagel("train", "--config", self.config, "--set", "optimizer.epochs=ten")
+        self.assert_error(proc, 2, "--set optimizer.epochs=ten: expected an integer")
+        self.assertNotIn("cfg.json", proc.stderr)
+
+    def test_metrics_without_labels_is_a_usage_error(self):
+        self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
+                                    "--metrics", self.dir / "m.json"), 2, "--metrics", "--labels")
+
+    # -- data errors: exit 1 ---------------------------------------------
+
+    def test_a_missing_data_file_in_the_config_is_a_data_error(self):
+        config = self.dir / "missing.json"
+        config.write_text(json.dumps({"train": {"features": "nope.npz", "labels": "x"}}))
+        self.assert_error(run_bagel("train", "--config", config, "-o", self.dir / "m1"), 1,
+                          str(self.dir / "nope.npz"))
+
+    def test_an_empty_labels_file_says_so_and_names_it(self):
+        empty = self.dir / "empty.labels"
+        empty.write_text("")
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m2",
+                         "--set", f"train.labels={empty}")
+        self.assert_error(proc, 1, f"{empty}: the labels file is empty", "100 rows")
+        proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-l", empty)
+        self.assert_error(proc, 1, f"{empty}: the labels file is empty")
+
+    def test_an_npy_given_as_features_says_it_is_an_npy(self):
+        dense = self.dir / "dense.npy"
+        np.save(dense, self.x.toarray())
+        self.assert_error(run_bagel("predict", "-m", self.model, "-i", dense), 1,
+                          f"{dense}: is an .npy array", "scipy.sparse.save_npz")
+
+    # -- outputs ---------------------------------------------------------
+
+    def test_predict_creates_the_folders_of_its_outputs(self):
+        out = self.dir / "new" / "deeper" / "p.txt"
+        metrics = self.dir / "other" / "m.json"
+        proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
+                         "-l", self.dir / "train.labels", "-o", out, "--metrics", metrics)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(out.read_text().splitlines()), 100)
+        self.assertEqual(json.loads(metrics.read_text())["rows"], 100)
+
+    def test_help_documents_the_exit_statuses(self):
+        for args in (["--help"], ["train", "--help"], ["predict", "--help"]):
+            proc = run_bagel(*args)
+            self.assertEqual(proc.returncode, 0)
+            self.assertIn("Exit status", proc.stdout)
+            self.assertIn("2 a usage error", proc.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

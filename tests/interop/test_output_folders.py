@@ -1,0 +1,229 @@
+"""`bagel train -o DIR` never loses a file bagel did not write, and an
+interrupted run leaves no temporary behind.
+
+DIR may be missing, empty, or hold a bagel model (whose model.json, weight.npy
+and bias.npy are replaced while every other file stays); a folder of other
+files is refused unless --force, which adds the model beside them and still
+never overwrites a file bagel did not write. SIGINT/SIGTERM remove the
+temporaries and exit with 130/143.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_output_folders
+"""
+
+import json
+import os
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+BAGEL = os.environ.get("BAGEL", "bagel")
+MODEL_FILES = ["bias.npy", "model.json", "weight.npy"]
+
+
+def run_bagel(*args, cwd=None):
+    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
+
+
+def snapshot(folder):
+    """Every file under `folder` with its bytes."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+class OutputFolders(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-folders-")
+        cls.data = Path(cls._tmp.name) / "data"
+        cls.data.mkdir()
+        rng = np.random.default_rng(11)
+        x = sp.random(200, 30, density=0.2, format="csr", random_state=rng)
+        y = np.where(x @ rng.normal(size=30) > 0, "a", "b")
+        sp.save_npz(cls.data / "train.npz", x)
+        (cls.data / "train.labels").write_text("\n".join(y) + "\n")
+        cls.config = cls.data / "cfg.json"
+        cls.config.write_text(json.dumps({
+            "train": {"features": str(cls.data / "train.npz"),
+                      "labels": str(cls.data / "train.labels")},
+            "optimizer": {"epochs": 1}}))
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
+        self.dir = Path(self._case.name)
+
+    def tearDown(self):
+        self._case.cleanup()
+
+    def train(self, output, *extra, cwd=None):
+        return run_bagel("train", "--config", self.config, "-o", output, "--quiet", *extra,
+                         cwd=cwd)
+
+    def assert_refused(self, proc, *fragments):
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, "one clear line:\n" + proc.stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, proc.stderr)
+
+    def user_folder(self, name="project"):
+        """A folder of the user's files: notes and a copy of the data."""
+        folder = self.dir / name
+        (folder / "data").mkdir(parents=True)
+        (folder / "notes.md").write_text("what this run was for\n")
+        (folder / "data" / "train.npz").write_bytes((self.data / "train.npz").read_bytes())
+        return folder
+
+    # -- what is kept ----------------------------------------------------
+
+    def test_retraining_into_a_model_folder_keeps_the_users_files(self):
+        model = self.dir / "model"
+        self.assertEqual(self.train(model).returncode, 0)
+        (model / "notes.md").write_text("results: good\n")
+        (model / "data").mkdir()
+        (model / "data" / "train.npz").write_bytes((self.data / "train.npz").read_bytes())
+        theirs = {k: v for k, v in snapshot(model).items() if k not in MODEL_FILES}
+        proc = self.train(model)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        after = snapshot(model)
+        self.assertEqual({k: v for k, v in after.items() if k not in MODEL_FILES}, theirs)
+        self.assertTrue(set(MODEL_FILES) <= set(after))
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["model"])  # no temporaries
+
+    def test_a_folder_of_other_files_is_refused_and_left_alone(self):
+        folder = self.user_folder()
+        before = snapshot(folder)
+        self.assert_refused(self.train(folder), str(folder), "no bagel model", "--force")
+        self.assertEqual(snapshot(folder), before)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["project"])
+
+    def test_the_refusal_comes_before_any_data_is_read(self):
+        folder = self.user_folder()
+        config = self.dir / "cfg.json"
+        config.write_text(json.dumps({"train": {"features": str(self.dir / "missing.npz"),
+                                                "labels": str(self.dir / "missing.labels")}}))
+        proc = run_bagel("train", "--config", config, "-o", folder)
+        self.assert_refused(proc, str(folder))
+        self.assertNotIn("missing.npz", proc.stderr)
+
+    def test_force_adds_the_model_beside_the_users_files(self):
+        folder = self.user_folder()
+        before = snapshot(folder)
+        proc = self.train(folder, "--force")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        after = snapshot(folder)
+        self.assertEqual({k: after[k] for k in before}, before)
+        self.assertEqual(sorted(set(after) - set(before)), MODEL_FILES)
+
+    def test_force_never_overwrites_a_model_file_bagel_did_not_write(self):
+        folder = self.user_folder()
+        (folder / "weight.npy").write_bytes(b"the user's own array")
+        before = snapshot(folder)
+        self.assert_refused(self.train(folder, "--force"), str(folder / "weight.npy"),
+                            "not written by bagel")
+        self.assertEqual(snapshot(folder), before)
+
+    def test_a_regular_file_is_refused(self):
+        target = self.dir / "model"
+        target.write_text("a file the user keeps\n")
+        self.assert_refused(self.train(target), str(target), "is a file")
+        self.assertEqual(target.read_text(), "a file the user keeps\n")
+
+    # -- -o . ------------------------------------------------------------
+
+    def test_dot_writes_into_an_empty_folder_then_replaces_that_model(self):
+        here = self.dir / "here"
+        here.mkdir()
+        for _ in range(2):
+            proc = self.train(".", cwd=here)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(sorted(p.name for p in here.iterdir()), MODEL_FILES)
+        (here / "notes.md").write_text("kept\n")
+        self.assertEqual(self.train(".", cwd=here).returncode, 0)
+        self.assertEqual((here / "notes.md").read_text(), "kept\n")
+
+    def test_dot_in_a_folder_of_other_files_gets_the_clear_error(self):
+        folder = self.user_folder()
+        before = snapshot(folder)
+        self.assert_refused(self.train(".", cwd=folder), "no bagel model", "--force")
+        self.assertEqual(snapshot(folder), before)
+
+
+class Interrupts(unittest.TestCase):
+    """A run stopped by SIGINT or SIGTERM removes its temporaries and exits
+    with 128 + the signal. predict -o writes a temporary file from the start;
+    fed by a FIFO that stays open, it is still running when the signal comes."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-interrupt-")
+        cls.dir = Path(cls._tmp.name)
+        lines = [f"{i % 2} {i % 10}:1 {10 + i % 7}:2" for i in range(200)]
+        (cls.dir / "train.svm").write_text("\n".join(lines) + "\n")
+        cls.rows = "\n".join(lines[:20]) + "\n"
+        config = cls.dir / "cfg.json"
+        config.write_text(json.dumps({"train": {"features": "train.svm"},
+                                      "optimizer": {"epochs": 1}, "output": "model"}))
+        proc = run_bagel("train", "--config", config, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        cls.model = cls.dir / "model"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def interrupt_predict(self, signal_number):
+        case = Path(tempfile.mkdtemp(dir=self.dir))
+        fifo = case / "rows.fifo"
+        os.mkfifo(fifo)
+        out = case / "out"
+        out.mkdir()
+        with subprocess.Popen([BAGEL, "predict", "-m", self.model, "-i", fifo,
+                               "--zero-based", "true", "-o", out / "p.txt", "--quiet"],
+                              stderr=subprocess.PIPE, text=True) as proc:
+            temporaries, status = self.signal_when_writing(proc, fifo, out, signal_number)
+        self.assertTrue(all(name.startswith("p.txt.tmp-") for name in temporaries), temporaries)
+        self.assertEqual(status, 128 + signal_number)
+        self.assertEqual(list(out.iterdir()), [], "the temporary is removed, no p.txt appears")
+
+    def signal_when_writing(self, proc, fifo, out, signal_number):
+        """Feeds a few rows, waits for predict's temporary output file, then
+        signals; returns the temporaries seen and the exit status."""
+        try:
+            with open(fifo, "w") as writer:  # blocks until bagel opens it
+                writer.write(self.rows)
+                writer.flush()
+                deadline = time.monotonic() + 20
+                while not any(out.iterdir()):
+                    if proc.poll() is not None:
+                        self.fail("predict ended early: " + proc.stderr.read())
+                    self.assertLess(time.monotonic(), deadline, "no temporary file appeared")
+                    time.sleep(0.02)
+                temporaries = [p.name for p in out.iterdir()]
+                proc.send_signal(signal_number)
+                status = proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        return temporaries, status
+
+    def test_sigint_removes_the_temporary_and_exits_130(self):
+        self.interrupt_predict(signal.SIGINT)
+
+    def test_sigterm_removes_the_temporary_and_exits_143(self):
+        self.interrupt_predict(signal.SIGTERM)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,189 @@
+"""Inputs that are streams: `-i -`, /dev/stdin, FIFOs (as pipes and process
+substitution behave). Each gives what the same bytes in a regular file give;
+a stream that yields no row is an error naming it, where an empty regular
+file still predicts 0 rows; svmlight with a known index base is predicted as
+it arrives.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_streams
+"""
+
+import json
+import os
+import queue
+import subprocess
+import tempfile
+import threading
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file
+
+BAGEL = os.environ.get("BAGEL", "bagel")
+
+
+def run_bagel(*args, stdin=None, cwd=None):
+    return subprocess.run([BAGEL, *map(str, args)], input=stdin, capture_output=True,
+                          timeout=120, cwd=cwd)
+
+
+class FifoWriter:
+    """Writes `data` into a new FIFO from a thread (the open blocks until the
+    reader comes)."""
+
+    def __init__(self, path, data):
+        os.mkfifo(path)
+        self.path = path
+        self.thread = threading.Thread(target=self._write, args=(data,), daemon=True)
+        self.thread.start()
+
+    def _write(self, data):
+        try:
+            with open(self.path, "wb") as f:
+                f.write(data)
+        except BrokenPipeError:
+            pass
+
+
+class Streams(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-streams-")
+        cls.dir = Path(cls._tmp.name)
+        rng = np.random.default_rng(3)
+        x = sp.random(600, 50, density=0.1, format="csr", random_state=rng, dtype=np.float64)
+        x.data = np.round(x.data * 8) + 1
+        y = np.argmax(x @ rng.normal(size=(50, 3)), axis=1)
+        cls.train_svm = cls.dir / "train.svm"
+        dump_svmlight_file(x[:500], y[:500], cls.train_svm, zero_based=True)
+        cls.test_svm = cls.dir / "test.svm"
+        dump_svmlight_file(x[500:], y[500:], cls.test_svm, zero_based=True)
+        cls.test_npz = cls.dir / "test.npz"
+        sp.save_npz(cls.test_npz, x[500:].tocsr())
+        cls.test_labels = cls.dir / "test.labels"
+        cls.test_labels.write_text("\n".join(map(str, y[500:])) + "\n")
+        cls.config = cls.dir / "cfg.json"
+        cls.config.write_text(json.dumps({"train": {"features": "train.svm", "zero_based": True},
+                                          "optimizer": {"epochs": 2}, "output": "model"}))
+        proc = run_bagel("train", "--config", cls.config, "--quiet")
+        assert proc.returncode == 0, proc.stderr
+        cls.model = cls.dir / "model"
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self.case = Path(tempfile.mkdtemp(dir=self.dir))
+
+    def predict_file(self, path, *extra):
+        proc = run_bagel("predict", "-m", self.model, "-i", path, "--quiet", *extra)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return proc.stdout
+
+    def assert_one_line_error(self, proc, *fragments):
+        stderr = proc.stderr.decode()
+        self.assertEqual(proc.returncode, 1, stderr)
+        self.assertTrue(stderr.startswith("bagel: error: "), stderr)
+        self.assertEqual(stderr.count("\n"), 1, stderr)
+        for fragment in fragments:
+            self.assertIn(fragment, stderr)
+
+    # -- predict ---------------------------------------------------------
+
+    def test_dash_reads_svmlight_from_stdin(self):
+        expected = self.predict_file(self.test_svm, "--proba")
+        proc = run_bagel("predict", "-m", self.model, "-i", "-", "--proba", "--quiet",
+                         stdin=self.test_svm.read_bytes())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, expected)
+        self.assertEqual(len(proc.stdout.splitlines()), 1 + 100)
+
+    def test_dev_stdin_reads_an_npz_told_by_its_bytes(self):
+        out = self.case / "p.txt"
+        proc = run_bagel("predict", "-m", self.model, "-i", "/dev/stdin", "-o", out, "--quiet",
+                         stdin=self.test_npz.read_bytes())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(out.read_bytes(), self.predict_file(self.test_npz))
+
+    def test_fifos_for_features_and_labels_give_the_files_metrics(self):
+        metrics_file = self.case / "file.json"
+        self.predict_file(self.test_svm, "-l", self.test_labels, "--metrics", metrics_file)
+        FifoWriter(self.case / "x.fifo", self.test_svm.read_bytes())
+        FifoWriter(self.case / "y.fifo", self.test_labels.read_bytes())
+        metrics_fifo = self.case / "fifo.json"
+        proc = run_bagel("predict", "-m", self.model, "-i", self.case / "x.fifo",
+                         "-l", self.case / "y.fifo", "--metrics", metrics_fifo, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(metrics_fifo.read_text())["rows"], 100)
+        self.assertEqual(metrics_fifo.read_text(), metrics_file.read_text())
+
+    def test_known_index_base_predicts_rows_as_they_arrive(self):
+        lines = self.test_svm.read_bytes().splitlines(keepends=True)
+        expected = self.predict_file(self.test_svm, "--zero-based", "true").splitlines(keepends=True)
+        got = queue.Queue()
+        with subprocess.Popen([BAGEL, "predict", "-m", self.model, "-i", "-",
+                               "--zero-based", "true", "--quiet"],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE) as proc:
+            reader = threading.Thread(
+                target=lambda: [got.put(l) for l in iter(proc.stdout.readline, b"")], daemon=True)
+            reader.start()
+            try:
+                proc.stdin.write(b"".join(lines[:30]))
+                proc.stdin.flush()
+                # The first 30 predictions come while stdin is still open.
+                first = [got.get(timeout=20) for _ in range(30)]
+                self.assertEqual(first, expected[:30])
+                proc.stdin.write(b"".join(lines[30:]))
+                proc.stdin.close()
+                self.assertEqual(proc.wait(timeout=20), 0, proc.stderr.read())
+                reader.join(timeout=20)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+        rest = [got.get(timeout=20) for _ in range(70)]
+        self.assertEqual(rest, expected[30:])
+
+    def test_an_empty_stream_is_an_error_naming_it_and_writes_nothing(self):
+        out = self.case / "p.txt"
+        for args in (("-i", "-"), ("-i", "-", "--zero-based", "true"), ("-i", "/dev/stdin")):
+            proc = run_bagel("predict", "-m", self.model, *args, "-o", out, stdin=b"")
+            name = "<stdin>" if args[1] == "-" else "/dev/stdin"
+            self.assert_one_line_error(proc, f"{name}: no rows")
+            self.assertFalse(out.exists())
+        proc = run_bagel("predict", "-m", self.model, "-i", "-", stdin=b"# only a comment\n\n")
+        self.assert_one_line_error(proc, "<stdin>: no rows")
+
+    def test_an_empty_regular_file_still_predicts_zero_rows(self):
+        empty = self.case / "empty.svm"
+        empty.write_bytes(b"")
+        out = self.case / "p.txt"
+        proc = run_bagel("predict", "-m", self.model, "-i", empty, "-o", out)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(out.read_bytes(), b"")
+
+    # -- train -----------------------------------------------------------
+
+    def test_train_reads_svmlight_from_a_pipe(self):
+        reference = run_bagel("train", "--config", self.config, "-o", self.case / "from_file",
+                              "--quiet")
+        self.assertEqual(reference.returncode, 0, reference.stderr)
+        proc = run_bagel("train", "--config", self.config, "-o", self.case / "from_pipe",
+                         "--set", "train.features=/dev/stdin", "--quiet",
+                         stdin=self.train_svm.read_bytes())
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for name in ("weight.npy", "bias.npy"):
+            self.assertEqual((self.case / "from_pipe" / name).read_bytes(),
+                             (self.case / "from_file" / name).read_bytes())
+
+    def test_train_from_an_empty_pipe_says_no_rows(self):
+        proc = run_bagel("train", "--config", self.config, "-o", self.case / "m",
+                         "--set", "train.features=/dev/stdin", stdin=b"")
+        self.assert_one_line_error(proc, "/dev/stdin: no rows")
+        self.assertFalse((self.case / "m").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,92 @@
+// An interrupted run leaves no temporary behind: the signal handlers remove
+// every registered path (a folder with the files in it) and exit with
+// 128 + the signal, and nothing else is touched.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+
+#include "bagel/atomic_file.h"
+#include "bagel/temp_registry.h"
+
+namespace bagel {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    std::random_device rd;
+    path_ = fs::temp_directory_path() / ("bagel-signal-" + std::to_string(rd()));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+// In the death test's child: a registered folder holding files, a
+// registered file, an unregistered file; then the signal.
+void register_then_raise(const fs::path& dir, int signal_number) {
+  fs::create_directories(dir / "model.tmp");
+  for (const char* name : {"weight.npy", "bias.npy", "model.json"})
+    std::ofstream(dir / "model.tmp" / name) << "partial";
+  std::ofstream(dir / "p.txt.tmp") << "partial";
+  std::ofstream(dir / "users-notes.md") << "keep me";
+  const TempRegistration folder(dir / "model.tmp");
+  const TempRegistration file(dir / "p.txt.tmp");
+  remove_temporaries_on_signal();
+  std::raise(signal_number);
+}
+
+TEST(TempRegistryDeathTest, SigintRemovesRegisteredPathsAndExits130) {
+  TempDir tmp;
+  EXPECT_EXIT(register_then_raise(tmp.path(), SIGINT), ::testing::ExitedWithCode(130), "");
+  EXPECT_FALSE(fs::exists(tmp.path() / "model.tmp"));
+  EXPECT_FALSE(fs::exists(tmp.path() / "p.txt.tmp"));
+  EXPECT_TRUE(fs::exists(tmp.path() / "users-notes.md"));
+}
+
+TEST(TempRegistryDeathTest, SigtermExits143) {
+  TempDir tmp;
+  EXPECT_EXIT(register_then_raise(tmp.path(), SIGTERM), ::testing::ExitedWithCode(143), "");
+  EXPECT_FALSE(fs::exists(tmp.path() / "model.tmp"));
+  EXPECT_TRUE(fs::exists(tmp.path() / "users-notes.md"));
+}
+
+TEST(TempRegistryDeathTest, AnAtomicPathIsRegisteredUntilCommitted) {
+  TempDir tmp;
+  const fs::path target = tmp.path() / "out.txt";
+  EXPECT_EXIT(
+      {
+        AtomicPath path(target);
+        std::ofstream(path.temp()) << "half";
+        remove_temporaries_on_signal();
+        std::raise(SIGINT);
+      },
+      ::testing::ExitedWithCode(130), "");
+  EXPECT_TRUE(fs::is_empty(tmp.path()));  // neither the temporary nor the target
+}
+
+TEST(TempRegistry, AFinishedRegistrationIsNotRemoved) {
+  TempDir tmp;
+  const fs::path kept = tmp.path() / "kept";
+  std::ofstream(kept) << "x";
+  { const TempRegistration r(kept); }
+  EXPECT_EXIT(
+      {
+        remove_temporaries_on_signal();
+        std::raise(SIGTERM);
+      },
+      ::testing::ExitedWithCode(143), "");
+  EXPECT_TRUE(fs::exists(kept));
+}
+
+}  // namespace
+}  // namespace bagel
