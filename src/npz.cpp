@@ -346,6 +346,10 @@ CsrArrays load_arrays(zip_t* za, const MappedFile& file) {
       deflated.push_back(&m);
   }
   inflate_all(deflated, file);
+  // libzip read the deflated bytes through the mapping, which left them
+  // resident: drop them. A STORED member used in place is read back from
+  // the page cache when touched.
+  if (!deflated.empty()) file.release(file.bytes());
   for (Member& m : out.members) {
     parse_member(m, path);
     check_vector(m, path);
