@@ -9,6 +9,7 @@
 
 #include "bagel/error.h"
 #include "bagel/labels.h"
+#include "temp_dir.h"
 
 namespace bagel {
 namespace {
@@ -21,24 +22,6 @@ std::string data_file(const std::string& name) { return std::string(BAGEL_TEST_D
 
 // A fresh folder for files whose exact bytes matter (CRLF, no final newline),
 // which a checkout could rewrite if they were fixtures.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("bagel-labels-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    const fs::path p = path_ / name;
-    std::ofstream(p, std::ios::binary) << bytes;
-    return p.string();
-  }
-
- private:
-  fs::path path_;
-};
-
 // The message of the FileError `f` throws, or "" if it throws none.
 template <typename F>
 std::string error_of(F f) {

@@ -16,30 +16,12 @@
 #include "bagel/model.h"
 #include "bagel/model_dir.h"
 #include "bagel/npy.h"
+#include "temp_dir.h"
 
 namespace bagel {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A fresh folder under the system temp dir, removed at the end of the test.
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() /
-            ("bagel-test-model-" + std::to_string(rd()) + "-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 Model random_model(std::vector<std::string> classes, Index features, unsigned seed) {
   Model m = Model::zeros(std::move(classes), false, features);

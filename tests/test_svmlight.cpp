@@ -12,6 +12,7 @@
 
 #include "bagel/error.h"
 #include "bagel/svmlight.h"
+#include "temp_dir.h"
 
 namespace bagel {
 namespace {
@@ -23,27 +24,6 @@ using Floats = std::vector<float>;
 using Names = std::vector<std::string>;
 
 std::string data_file(const std::string& name) { return std::string(BAGEL_TEST_DATA) + "/" + name; }
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("bagel-svmlight-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string path(const std::string& name) const { return (path_ / name).string(); }
-  std::string write(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
-  std::size_t file_count() const {
-    return static_cast<std::size_t>(std::distance(fs::directory_iterator(path_), {}));
-  }
-
- private:
-  fs::path path_;
-};
 
 // Parses a heap copy of exactly the text's size, so that a sanitizer build
 // catches any read past its end (a std::string has a NUL there).

@@ -11,25 +11,12 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/temp_registry.h"
+#include "temp_dir.h"
 
 namespace bagel {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    std::random_device rd;
-    path_ = fs::temp_directory_path() / ("bagel-signal-" + std::to_string(rd()));
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
 
 // In the death test's child: a registered folder holding files, a
 // registered file, an unregistered file; then the signal.
