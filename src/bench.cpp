@@ -149,6 +149,7 @@ BenchCase run_case(const std::string& name, const Dataset& data, int classes, in
   OptimizerConfig opt;
   opt.epochs = 1;
   opt.learning_rate = 0.01;  // small: one epoch of both paths stays comparable weight by weight
+  opt.schedule = ScheduleKind::kConstant;  // as documented (README §7), whatever the defaults
   opt.l2 = 1e-4;             // exercises lazy decay (sparse) against eager decay (dense)
   opt.batch_size = batch;
   opt.seed = c.seed;

@@ -824,10 +824,14 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
   return buf;
 }
 
-// Training opens regions of up to all cores (evaluation; the rate
-// calibration) or of the training threads.
-int team_threads(const OptimizerConfig& c, const Dataset& train) {
-  return std::max(omp_get_max_threads(), training_threads(c, train.x.rows()));
+// The largest team training will open: the training threads, and all cores
+// when it evaluates a valid set or calibrates the rate on several threads.
+// 1 when it opens none, so that a small single-threaded run does not wake
+// every worker (under load each wake may wait for a time slice).
+int team_threads(const OptimizerConfig& c, const Dataset& train, const Dataset* valid) {
+  const int training = training_threads(c, train.x.rows());
+  const bool all_cores = valid != nullptr || (c.learning_rate <= 0 && c.threads != 1);
+  return all_cores ? std::max(omp_get_max_threads(), training) : training;
 }
 
 }  // namespace
@@ -836,7 +840,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
                                  const OptimizerConfig& c, LayerKind layer, Progress& progress) {
   if ((c.learning_rate <= 0 && c.schedule != ScheduleKind::kOptimal) || c.epochs <= 0)
     throw Error("train_fixed_rate: learning_rate and epochs must be set");
-  const DenormalsAreZero flush_denormals(team_threads(c, train_data));
+  const DenormalsAreZero flush_denormals(team_threads(c, train_data, valid));
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, progress);
     summary.learning_rate = c.learning_rate;
@@ -849,7 +853,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
                             const OptimizerConfig& config, LayerKind layer, Progress& progress) {
-  const DenormalsAreZero flush_denormals(team_threads(config, train_data));
+  const DenormalsAreZero flush_denormals(team_threads(config, train_data, valid));
   const auto t_start = Clock::now();
   OptimizerConfig c = config;
   if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x.rows());
