@@ -6,22 +6,16 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_cli_err
 """
 
 import json
-import os
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
 
 import numpy as np
-import scipy.sparse as sp
 
-BAGEL = os.environ.get("BAGEL", "bagel")
+from cli_helpers import run_bagel, write_labeled_set
+
 COMMANDS = "train, tune, predict, bench, convert, generate"
 
-
-def run_bagel(*args, cwd=None):
-    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
 
 
 class ErrorLines(unittest.TestCase):
@@ -29,11 +23,7 @@ class ErrorLines(unittest.TestCase):
     def setUpClass(cls):
         cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-errors-")
         cls.dir = Path(cls._tmp.name)
-        rng = np.random.default_rng(8)
-        cls.x = sp.random(100, 20, density=0.3, format="csr", random_state=rng)
-        y = np.where(cls.x @ rng.normal(size=20) > 0, "yes", "no")
-        sp.save_npz(cls.dir / "train.npz", cls.x)
-        (cls.dir / "train.labels").write_text("\n".join(y) + "\n")
+        cls.x, _ = write_labeled_set(cls.dir, 100, 20, 0.3, 8, ("yes", "no"))
         cls.config = cls.dir / "cfg.json"
         cls.config.write_text(json.dumps({
             "train": {"features": "train.npz", "labels": "train.labels"},

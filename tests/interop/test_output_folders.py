@@ -19,16 +19,10 @@ import time
 import unittest
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
+from cli_helpers import BAGEL, run_bagel, write_labeled_set
 
-BAGEL = os.environ.get("BAGEL", "bagel")
 MODEL_FILES = ["bias.npy", "model.json", "weight.npy"]
 
-
-def run_bagel(*args, cwd=None):
-    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
 
 
 def snapshot(folder):
@@ -43,11 +37,7 @@ class OutputFolders(unittest.TestCase):
         cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-folders-")
         cls.data = Path(cls._tmp.name) / "data"
         cls.data.mkdir()
-        rng = np.random.default_rng(11)
-        x = sp.random(200, 30, density=0.2, format="csr", random_state=rng)
-        y = np.where(x @ rng.normal(size=30) > 0, "a", "b")
-        sp.save_npz(cls.data / "train.npz", x)
-        (cls.data / "train.labels").write_text("\n".join(y) + "\n")
+        write_labeled_set(cls.data, 200, 30, 0.2, 11, ("a", "b"))
         cls.config = cls.data / "cfg.json"
         cls.config.write_text(json.dumps({
             "train": {"features": str(cls.data / "train.npz"),

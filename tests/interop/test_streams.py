@@ -18,14 +18,15 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+
+import cli_helpers
+from cli_helpers import BAGEL
 from sklearn.datasets import dump_svmlight_file
 
-BAGEL = os.environ.get("BAGEL", "bagel")
 
 
 def run_bagel(*args, stdin=None, cwd=None):
-    return subprocess.run([BAGEL, *map(str, args)], input=stdin, capture_output=True,
-                          timeout=120, cwd=cwd)
+    return cli_helpers.run_bagel(*args, stdin=stdin, cwd=cwd, text=False)
 
 
 class FifoWriter:

@@ -7,8 +7,6 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_train_c
 """
 
 import json
-import os
-import subprocess
 import tempfile
 import unittest
 from pathlib import Path
@@ -16,12 +14,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-BAGEL = os.environ.get("BAGEL", "bagel")
+from cli_helpers import run_bagel, write_labeled_set
 
 
-def run_bagel(*args, cwd=None):
-    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
-                          cwd=cwd)
 
 
 class TrainCommandLine(unittest.TestCase):
@@ -30,11 +25,7 @@ class TrainCommandLine(unittest.TestCase):
         cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-cli-")
         cls.data = Path(cls._tmp.name) / "data"
         cls.data.mkdir()
-        rng = np.random.default_rng(5)
-        x = sp.random(120, 15, density=0.3, format="csr", random_state=rng)
-        y = np.where(x @ rng.normal(size=15) > 0, "pos", "neg")
-        sp.save_npz(cls.data / "train.npz", x)
-        (cls.data / "train.labels").write_text("\n".join(y) + "\n")
+        x, y = write_labeled_set(cls.data, 120, 15, 0.3, 5, ("pos", "neg"))
         sp.save_npz(cls.data / "valid.npz", x[:40])
         (cls.data / "valid.labels").write_text("\n".join(y[:40]) + "\n")
         (cls.data / "short.labels").write_text("\n".join(y[:100]) + "\n")

@@ -1,0 +1,27 @@
+"""What the command-line interop tests share: running the bagel binary under
+test (BAGEL, set by ctest) and writing a small random labelled CSR set."""
+
+import os
+import subprocess
+
+import numpy as np
+import scipy.sparse as sp
+
+BAGEL = os.environ.get("BAGEL", "bagel")
+
+
+def run_bagel(*args, cwd=None, stdin=None, text=True):
+    """bagel ARGS..., output captured (bytes when text is False)."""
+    return subprocess.run([BAGEL, *map(str, args)], input=stdin, capture_output=True, text=text,
+                          timeout=120, cwd=cwd)
+
+
+def write_labeled_set(folder, rows, cols, density, seed, labels, name="train"):
+    """FOLDER/NAME.npz and NAME.labels: random rows, labelled by the sign of a
+    random linear score (labels[0] when positive). Returns (x, y)."""
+    rng = np.random.default_rng(seed)
+    x = sp.random(rows, cols, density=density, format="csr", random_state=rng)
+    y = np.where(x @ rng.normal(size=cols) > 0, labels[0], labels[1])
+    sp.save_npz(folder / f"{name}.npz", x)
+    (folder / f"{name}.labels").write_text("\n".join(y) + "\n")
+    return x, y
