@@ -15,6 +15,7 @@
 
 #include <omp.h>
 
+#include "bagel/cores.h"
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
@@ -285,7 +286,7 @@ BenchConfig load_bench_config(const std::string& path, const std::vector<std::st
 }
 
 std::vector<BenchCase> run_bench(const BenchConfig& c, Progress& progress) {
-  const int threads = c.threads > 0 ? c.threads : omp_get_max_threads();
+  const int threads = c.threads > 0 ? c.threads : usable_cores();
   omp_set_num_threads(threads);
   Eigen::setNbThreads(threads);
   const double memory_limit = c.max_dense_memory_gb > 0 ? c.max_dense_memory_gb : 0.5 * available_memory_gb();
@@ -408,7 +409,7 @@ nlohmann::json bench_json(const std::vector<BenchCase>& cases, const BenchConfig
     }
     arr.push_back(j);
   }
-  return {{"repetitions", c.repetitions}, {"threads", c.threads > 0 ? c.threads : omp_get_max_threads()},
+  return {{"repetitions", c.repetitions}, {"threads", c.threads > 0 ? c.threads : usable_cores()},
           {"cost_model", {{"infer", "dense rows*F*K vs sparse nnz*K: F / (nnz/row)"},
                           {"epoch", "dense steps*(2*B*F*K + F*K) vs sparse 2*nnz*K: F*(2B+1) / (2*B*nnz/row)"}}},
           {"cases", arr}};

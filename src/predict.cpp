@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "bagel/cores.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
 #include "bagel/float_env.h"
@@ -29,7 +30,7 @@ std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, 
   const int c = model.num_classes();
   std::vector<double> proba(static_cast<std::size_t>(end - begin) * c);
   constexpr Index kBlock = 1024;  // rows per task: enough work to amortise scheduling
-  const int nthreads = threads > 0 ? threads : omp_get_max_threads();
+  const int nthreads = threads > 0 ? threads : usable_cores();
   // Waking threads costs tens of microseconds: small inputs run on one.
   const bool parallel = x.indptr()[end] - x.indptr()[begin] > (1 << 18);
 #pragma omp parallel num_threads(nthreads) if (parallel)

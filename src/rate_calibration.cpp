@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/model.h"
 #include "bagel/predict.h"
@@ -106,7 +107,7 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
 
   const int count = kHighest - kLowest + 1;
   out.trials.resize(static_cast<std::size_t>(count));
-  const int threads = std::max(1, std::min(count, c.threads > 0 ? c.threads : omp_get_max_threads()));
+  const int threads = std::max(1, std::min(count, c.threads > 0 ? c.threads : usable_cores()));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
   for (int i = 0; i < count; ++i) {
     RateTrial& t = out.trials[static_cast<std::size_t>(i)];

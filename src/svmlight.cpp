@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "bagel/atomic_file.h"
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/huge_pages.h"
 #include "bagel/mapped_file.h"
@@ -337,7 +338,7 @@ std::vector<Chunk> split_chunks(std::span<const char> text, int count) {
 int chunk_count(std::size_t bytes, int requested) {
   if (requested > 0) return requested;
   const auto by_size = static_cast<int>(std::min<std::size_t>(bytes / kMinChunkBytes, 1 << 16));
-  return std::max(1, std::min(omp_get_max_threads(), by_size));
+  return std::max(1, std::min(usable_cores(), by_size));
 }
 
 // Throws the first error in file order, with its absolute line number

@@ -12,6 +12,7 @@
 
 #include <omp.h>
 
+#include "bagel/cores.h"
 #include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"
@@ -687,7 +688,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
 int training_threads(const OptimizerConfig& c, std::int64_t rows) {
   // 0 = all cores. One thread per ~1000 rows at most: small data gains
   // nothing from more and Hogwild's slices would get tiny.
-  return static_cast<int>(std::clamp<std::int64_t>(c.threads > 0 ? c.threads : omp_get_max_threads(),
+  return static_cast<int>(std::clamp<std::int64_t>(c.threads > 0 ? c.threads : usable_cores(),
                                                    1, std::max<std::int64_t>(1, rows / 1000)));
 }
 
@@ -831,7 +832,7 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
 int team_threads(const OptimizerConfig& c, const Dataset& train, const Dataset* valid) {
   const int training = training_threads(c, train.x.rows());
   const bool all_cores = valid != nullptr || (c.learning_rate <= 0 && c.threads != 1);
-  return all_cores ? std::max(omp_get_max_threads(), training) : training;
+  return all_cores ? std::max(usable_cores(), training) : training;
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <random>
 
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/model.h"
 #include "bagel/predict.h"
@@ -119,7 +120,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const O
   std::atomic<double> busy_seconds{0};
   std::mutex report;
   const int n = static_cast<int>(result.trials.size());
-  const int team = std::max(1, std::min(n, threads > 0 ? threads : omp_get_max_threads()));
+  const int team = std::max(1, std::min(n, threads > 0 ? threads : usable_cores()));
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
   for (int i = 0; i < n; ++i) {
     TuneTrial& t = result.trials[static_cast<std::size_t>(i)];

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "bagel/error.h"
+#include "bagel/parallel_errors.h"
 #include "bagel/predict.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
@@ -294,6 +296,29 @@ TEST_P(Hogwild, StrongL2ShrinksLikeOneThread) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BinaryAndSoftmax, Hogwild, ::testing::Values(2, 5));
+
+TEST(RegionErrors, KeepsTheFirstExceptionOfAnyThreadAndRethrowsItAfterTheRegion) {
+  RegionErrors errors;
+  int ran = 0;
+#pragma omp parallel for num_threads(4) reduction(+ : ran)
+  for (int i = 0; i < 64; ++i)
+    errors.run([&] {
+      ++ran;
+      if (i == 37) throw FileError("rows.npz", "row 37 is bad");
+    });
+  EXPECT_EQ(ran, 64);  // the others went on: no thread was terminated
+  EXPECT_TRUE(errors.failed());
+  try {
+    errors.rethrow();
+    FAIL() << "expected the kept exception";
+  } catch (const FileError& e) {
+    EXPECT_STREQ(e.what(), "rows.npz: row 37 is bad");
+  }
+  RegionErrors none;
+  none.run([] {});
+  EXPECT_FALSE(none.failed());
+  EXPECT_NO_THROW(none.rethrow());
+}
 
 }  // namespace
 }  // namespace bagel

@@ -58,4 +58,11 @@ class UsageError : public ConfigError {
       : ConfigError(where, message) {}
 };
 
+// Work stopped because Progress::request_stop() was called; nothing it was
+// producing is valid.
+class Interrupted : public Error {
+ public:
+  Interrupted() : Error("interrupted") {}
+};
+
 }  // namespace bagel

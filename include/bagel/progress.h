@@ -2,6 +2,7 @@
 // (at most every few seconds) when stderr is a file or a pipe (logs, CI).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <iosfwd>
@@ -27,6 +28,13 @@ class Progress {
   // "bagel: warning: <line>", printed even when quiet.
   void warn(const std::string& line);
 
+  // Asks the work reporting here to stop (a signal handler's or another
+  // thread's request: Ctrl-C in Python, say). Training polls it where it
+  // reports progress and throws Interrupted (error.h) once out of its
+  // parallel regions, within a few hundred rows.
+  void request_stop() { stop_.store(true, std::memory_order_relaxed); }
+  bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+
  private:
   using Clock = std::chrono::steady_clock;
   void draw(std::int64_t done_rows, double mean_loss);
@@ -37,6 +45,7 @@ class Progress {
   std::int64_t rows_ = 0;
   Clock::time_point epoch_start_, last_draw_;
   bool drawn_ = false;
+  std::atomic<bool> stop_{false};
 };
 
 }  // namespace bagel
