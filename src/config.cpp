@@ -9,6 +9,7 @@
 #include "bagel/error.h"
 #include "bagel/json_reader.h"
 #include "bagel/override_error.h"
+#include "bagel/train_plan.h"
 
 namespace bagel {
 
@@ -162,8 +163,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       r.field("deterministic_method"));
   o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
   o.average = r.get_bool("average", o.average);
-  require(!o.average || o.threads == 1 ||
-              (o.deterministic && o.deterministic_method == DeterministicMethod::kAverage),
+  require(!o.average || o.threads == 1 || parallel_strategy(o) == ParallelStrategy::kReplicas,
           r.field("average"),
           "averaging runs on one thread or with deterministic_method \"average\": set "
           "optimizer.threads to 1 (it is " + std::to_string(o.threads) +

@@ -40,11 +40,6 @@ std::vector<Index> split_by_counts(const CsrMatrix& x, Index num_features, int p
   return bounds;
 }
 
-bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {
-  if (!c.reorder_features || layer != LayerKind::kSparse) return false;
-  return threads <= 1 || (c.deterministic && c.deterministic_method == DeterministicMethod::kAverage);
-}
-
 FeatureOrder FeatureOrder::by_frequency(const CsrMatrix& x, Index num_features) {
   const std::vector<std::uint32_t> counts = feature_counts(x, num_features, sample_stride(x));
   // A counting sort: bucket b = top - count holds the features of that

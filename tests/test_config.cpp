@@ -106,14 +106,17 @@ TEST(Config, OutOfRangeValuesAreRejected) {
   }
 }
 
-TEST(Config, DeterministicMethodIsExactByDefaultOrAverage) {
+TEST(Config, AllCoresDeterministicReplicasByDefault) {
   auto doc = minimal();
-  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.deterministic_method,
-            DeterministicMethod::kExact);
-  doc["optimizer"] = {{"deterministic", true}, {"deterministic_method", "average"}};
+  const OptimizerConfig o = parse_train_config(doc, "/b").optimizer;
+  EXPECT_EQ(o.threads, 0);  // all usable cores
+  EXPECT_TRUE(o.deterministic);
+  EXPECT_EQ(o.deterministic_method, DeterministicMethod::kAverage);
+  EXPECT_EQ(parse_train_config(doc, "/b").resolved["optimizer"]["threads"], 0);
+  doc["optimizer"] = {{"deterministic", true}, {"deterministic_method", "exact"}};
   const TrainConfig c = parse_train_config(doc, "/b");
-  EXPECT_EQ(c.optimizer.deterministic_method, DeterministicMethod::kAverage);
-  EXPECT_EQ(c.resolved["optimizer"]["deterministic_method"], "average");
+  EXPECT_EQ(c.optimizer.deterministic_method, DeterministicMethod::kExact);
+  EXPECT_EQ(c.resolved["optimizer"]["deterministic_method"], "exact");
   doc["optimizer"]["deterministic_method"] = "mean";
   const std::string msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.deterministic_method"), std::string::npos) << msg;
@@ -142,11 +145,12 @@ TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadOrReplicasAndNoL1) {
   doc["optimizer"]["average"] = 1;
   std::string msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
-  doc["optimizer"] = {{"average", true}, {"threads", 2}};
+  doc["optimizer"] = {{"average", true}, {"threads", 2}, {"deterministic", false}};  // Hogwild
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
   EXPECT_NE(msg.find("threads"), std::string::npos) << msg;
-  doc["optimizer"]["deterministic"] = true;  // exact: refused too
+  doc["optimizer"]["deterministic"] = true;
+  doc["optimizer"]["deterministic_method"] = "exact";  // refused too
   EXPECT_NE(error_of(doc).find("optimizer.average"), std::string::npos);
   doc["optimizer"]["deterministic_method"] = "average";  // replicas: each one averages
   EXPECT_TRUE(parse_train_config(doc, "/b").optimizer.average);

@@ -1043,11 +1043,12 @@ TEST(Averaging, FromALaterEpochIsTheMeanOfThoseEpochsAlone) {
   }
 }
 
-TEST(Averaging, TrainerRefusesSparseThreads) {
+TEST(Averaging, TrainerRefusesHogwildThreads) {
   const Dataset d = make_dataset({.rows = 4000, .features = 24, .classes = 2, .seed = 81});
   OptimizerConfig o;
   o.epochs = 1;
   o.threads = 2;
+  o.deterministic = false;
   o.average = true;
   Model m = Model::zeros(class_names(2), false, d.x.cols());
   Progress quiet(Progress::Mode::kQuiet, std::cerr);

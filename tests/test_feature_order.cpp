@@ -10,6 +10,7 @@
 #include <random>
 
 #include "bagel/feature_order.h"
+#include "bagel/train_plan.h"
 #include "bagel/npz.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
@@ -141,6 +142,8 @@ TEST(FeatureOrder, SplitByCountsGivesEqualSharesOfTheNonZeros) {
 
 TEST(FeatureOrder, PaysOffOnlyWhenEachWeightHasOneWriter) {
   OptimizerConfig c;
+  EXPECT_TRUE(reorder_pays_off(c, LayerKind::kSparse, 2));  // the default: replicas
+  c.deterministic = false;
   EXPECT_TRUE(reorder_pays_off(c, LayerKind::kSparse, 1));
   EXPECT_FALSE(reorder_pays_off(c, LayerKind::kDense, 1));
   EXPECT_FALSE(reorder_pays_off(c, LayerKind::kSparse, 2));  // Hogwild
@@ -211,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(2, 5),
         ::testing::Values(Mode{"one_thread", 1, false, DeterministicMethod::kExact, 1},
                           Mode{"one_thread_batch8", 1, false, DeterministicMethod::kExact, 8},
-                          Mode{"exact_2_threads", 2, true, DeterministicMethod::kExact, 16},
+                          Mode{"exact_2_threads", 2, true, DeterministicMethod::kExact, 256},
                           Mode{"average_2_threads", 2, true, DeterministicMethod::kAverage, 1})),
     [](const auto& info) {
       return std::string(std::get<1>(info.param).name) + "_" +

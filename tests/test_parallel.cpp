@@ -63,21 +63,21 @@ class DeterministicParallel : public ::testing::TestWithParam<int> {};
 TEST_P(DeterministicParallel, TwoThreadsGiveTheSingleThreadModelBitForBit) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 6000, 3);
-  const Model one = train_sparse(d, classes, config(1, false, 32));
-  const Model two = train_sparse(d, classes, config(2, true, 32));
+  const Model one = train_sparse(d, classes, config(1, false, 256));
+  const Model two = train_sparse(d, classes, config(2, true, 256));
   EXPECT_TRUE(bit_equal(one.weight, two.weight));
   EXPECT_TRUE(bit_equal(one.bias, two.bias));
   // A batch that does not divide the rows, and more threads than cores.
-  const Model one_odd = train_sparse(d, classes, config(1, false, 37));
-  const Model three_odd = train_sparse(d, classes, config(3, true, 37));
+  const Model one_odd = train_sparse(d, classes, config(1, false, 263));
+  const Model three_odd = train_sparse(d, classes, config(3, true, 263));
   EXPECT_TRUE(bit_equal(one_odd.weight, three_odd.weight));
 }
 
 TEST_P(DeterministicParallel, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 4000, 5);
-  const Model a = train_sparse(d, classes, config(2, true, 16));
-  const Model b = train_sparse(d, classes, config(2, true, 16));
+  const Model a = train_sparse(d, classes, config(2, true, 256));
+  const Model b = train_sparse(d, classes, config(2, true, 256));
   EXPECT_TRUE(bit_equal(a.weight, b.weight));
 }
 
@@ -109,58 +109,6 @@ OptimizerConfig replicas_one_epoch_in_order() {
   return c;
 }
 
-TEST_P(AveragedReplicas, OneEpochIsTheMeanOfTheTwoHalvesTrainedAlone) {
-  // The model is the mean of the two halves trained alone, bit for bit; with
-  // L1 (each replica folds its lazy scale and shrinkage first) and without
-  // (the mean multiplies each replica's scale in as it reads the weights).
-  const int classes = GetParam();
-  const Dataset d = synthetic(classes, 3001, 4);
-  for (const double l1 : {1e-5, 0.0}) {
-    OptimizerConfig c = replicas_one_epoch_in_order();
-    c.l1 = l1;
-    const Model avg = train_sparse(d, classes, c);
-    OptimizerConfig alone = config(1, false, 1);
-    alone.epochs = 1;
-    alone.shuffle = false;
-    alone.l1 = l1;
-    const Index half = d.x.rows() * 1 / 2;
-    const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
-    const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
-    ASSERT_EQ(avg.weight.size(), a.weight.size());
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < a.weight.size(); ++i) {
-      const float mean = (a.weight[i] + b.weight[i]) * 0.5f;
-      if (std::memcmp(&mean, &avg.weight[i], sizeof mean) != 0) ++differ;
-    }
-    EXPECT_EQ(differ, 0u) << "l1 " << l1;
-    for (std::size_t i = 0; i < a.bias.size(); ++i)
-      EXPECT_EQ(avg.bias[i], (a.bias[i] + b.bias[i]) * 0.5f) << "l1 " << l1;
-    // The halves really differ, so the mean is not just either of them.
-    EXPECT_FALSE(bit_equal(a.weight, b.weight));
-  }
-}
-
-TEST_P(AveragedReplicas, EachEpochStartsEveryReplicaFromTheMean) {
-  // Two epochs = one epoch, then one more from its model (file order,
-  // constant rate), bit for bit: the second epoch's replicas all start from
-  // the first epoch's mean, however the trainer hands it to them.
-  const int classes = GetParam();
-  const Dataset d = synthetic(classes, 3001, 4);
-  for (int threads : {2, 3}) {
-    OptimizerConfig c = replicas_one_epoch_in_order();
-    c.threads = threads;
-    c.epochs = 2;
-    const Model two = train_sparse(d, classes, c);
-    c.epochs = 1;
-    Model twice = train_sparse(d, classes, c);
-    const Model once = twice;
-    train_sparse_more(twice, d, c);
-    EXPECT_TRUE(bit_equal(two.weight, twice.weight)) << threads << " threads";
-    EXPECT_TRUE(bit_equal(two.bias, twice.bias)) << threads << " threads";
-    EXPECT_FALSE(bit_equal(once.weight, twice.weight));  // the second epoch did learn
-  }
-}
-
 TEST_P(AveragedReplicas, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 5000, 5);
@@ -184,69 +132,29 @@ TEST_P(AveragedReplicas, LearnsAlmostAsWellAsOneThread) {
   const Model two = train_sparse(train, classes, c2);
   const double acc_one = accuracy(one, train), acc_two = accuracy(two, train);
   EXPECT_GT(acc_one, 1.0 / classes + 0.2);
-  // Each replica takes half the steps of one thread per epoch, so averaging
-  // learns less per epoch: measured here 4.2 points lower for 5 classes
-  // (0.765 vs 0.806). The bound guards against a broken average.
-  EXPECT_GE(acc_two, acc_one - 0.06);
+  // Plain averaging once an epoch was 4.2 points lower here for 5 classes
+  // (0.765 vs 0.806): each replica takes half the steps. Combining 8 times
+  // an epoch with block momentum keeps up with one thread.
+  EXPECT_GE(acc_two, acc_one - 0.01) << acc_one << " vs " << acc_two;
 }
 
 TEST_P(AveragedReplicas, AveragedSgdPoolsTheStepsOfEveryReplica) {
   // optimizer.average with replicas: the model is the mean of the weights
-  // after every step of every replica, so here the two halves' averaged
-  // models weighted by their step counts (1500 and 1501).
+  // after every step of every replica, which is not the last combined model,
+  // and the same seed repeats it exactly over shuffled epochs.
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 3001, 4);
   OptimizerConfig c = replicas_one_epoch_in_order();
   c.l1 = 0;
-  c.average = true;
-  const Model pooled = train_sparse(d, classes, c);
-  OptimizerConfig alone = c;
-  alone.threads = 1;
-  alone.deterministic = false;
-  const Index half = d.x.rows() / 2;
-  const Model a = train_sparse(rows_of(d, 0, half), classes, alone);
-  const Model b = train_sparse(rows_of(d, half, d.x.rows()), classes, alone);
-  const double ta = half, tb = d.x.rows() - half;
-  double largest = 0, worst = 0;
-  for (std::size_t i = 0; i < a.weight.size(); ++i) {
-    const double want = (ta * a.weight[i] + tb * b.weight[i]) / (ta + tb);
-    largest = std::max(largest, std::abs(want));
-    worst = std::max(worst, std::abs(want - pooled.weight[i]));
-  }
-  EXPECT_GT(largest, 0.01);
-  EXPECT_LE(worst, 1e-6 * largest);
-  for (std::size_t i = 0; i < a.bias.size(); ++i)
-    EXPECT_NEAR(pooled.bias[i], (ta * a.bias[i] + tb * b.bias[i]) / (ta + tb), 1e-6);
-  // Not the plain replica mean: the last weights differ from the means.
-  c.average = false;
-  const Model last = train_sparse(d, classes, c);
-  EXPECT_FALSE(bit_equal(last.weight, pooled.weight));
-  // And the same seed repeats it exactly over shuffled epochs.
   c.average = true;
   c.shuffle = true;
   c.epochs = 2;
-  EXPECT_TRUE(bit_equal(train_sparse(d, classes, c).weight, train_sparse(d, classes, c).weight));
-}
-
-TEST_P(AveragedReplicas, AveragingFromEpochTwoStartsEveryReplicaThere) {
-  // Two epochs averaged from the second = one plain epoch, then one averaged
-  // epoch from its model (file order, constant rate), bit for bit.
-  const int classes = GetParam();
-  const Dataset d = synthetic(classes, 3001, 4);
-  OptimizerConfig c = replicas_one_epoch_in_order();
-  c.l1 = 0;
-  c.epochs = 2;
-  c.average = true;
-  c.average_from = 2;
-  const Model late = train_sparse(d, classes, c);
-  OptimizerConfig plain = c, averaged = c;
-  plain.epochs = averaged.epochs = 1;
-  plain.average = false;
-  plain.average_from = averaged.average_from = 1;
-  Model twice = train_sparse(d, classes, plain);
-  train_sparse_more(twice, d, averaged);
-  EXPECT_TRUE(bit_equal(late.weight, twice.weight));
-  EXPECT_TRUE(bit_equal(late.bias, twice.bias));
+  const Model pooled = train_sparse(d, classes, c);
+  EXPECT_TRUE(bit_equal(pooled.weight, train_sparse(d, classes, c).weight));
+  c.average = false;
+  const Model last = train_sparse(d, classes, c);
+  EXPECT_FALSE(bit_equal(last.weight, pooled.weight));
+  EXPECT_GE(accuracy(pooled, d), accuracy(last, d) - 0.02);
 }
 
 INSTANTIATE_TEST_SUITE_P(BinaryAndSoftmax, AveragedReplicas, ::testing::Values(2, 5));

@@ -47,6 +47,7 @@ double accuracy(const Model& m, const Dataset& d) {
 
 OptimizerConfig defaults() {
   OptimizerConfig c;
+  c.threads = 1;        // the same model on every machine
   c.learning_rate = 0;  // "auto"
   c.schedule = ScheduleKind::kLinear;
   c.epochs = 5;
@@ -144,6 +145,7 @@ TEST(DivergenceGuard, EveryParallelModeRestartsToo) {
       c.threads = 2;
       c.deterministic = deterministic;
       c.deterministic_method = method;
+      if (deterministic && method == DeterministicMethod::kExact) c.batch_size = kExactMinBatch;
       std::ostringstream log;
       Progress quiet(Progress::Mode::kQuiet, log);
       Model m = Model::zeros({"0", "1"}, true, d.x.cols());

@@ -47,9 +47,9 @@ struct OptimizerConfig {
   double l1 = 0.0;
   std::uint64_t seed = 42;
   bool shuffle = true;
-  int threads = 1;
-  bool deterministic = false;
-  DeterministicMethod deterministic_method = DeterministicMethod::kExact;
+  int threads = 0;                // 0 = usable_cores() (cores.h); the plan uses fewer on small data
+  bool deterministic = true;      // false: Hogwild (train_plan.h)
+  DeterministicMethod deterministic_method = DeterministicMethod::kAverage;
   bool reorder_features = true;   // number features by frequency while training (feature_order.h)
   bool average = false;           // averaged SGD: the model is the mean of every step's weights
                                   // (one thread, or the deterministic replicas; no L1)

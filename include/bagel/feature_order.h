@@ -38,12 +38,7 @@ Index sample_stride(const CsrMatrix& x);
 // widths would leave the whole head to the first thread).
 std::vector<Index> split_by_counts(const CsrMatrix& x, Index num_features, int parts);
 
-// Whether training in this mode runs faster on features numbered by
-// frequency: with the sparse layer, when each weight row is written by one
-// thread only (one thread, or deterministic "average" replicas). Hogwild and
-// deterministic "exact" threads write the same weights, and packing the head
-// into a few cache lines measured slower there (README §9).
-bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
+// reorder_pays_off() is in train_plan.h (the plan decides).
 
 class FeatureOrder {
  public:

@@ -23,6 +23,7 @@
 #include "bagel/model.h"
 #include "bagel/progress.h"
 #include "bagel/rate_calibration.h"
+#include "bagel/train_plan.h"
 
 namespace bagel {
 
@@ -53,12 +54,12 @@ struct TrainingSummary {
   double learning_rate = 0;       // eta0 of the run that finished
   std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
   std::vector<RateRestart> restarts;           // divergences, in order
+  TrainPlan plan;                              // threads and strategy it ran with
 };
 
 nlohmann::json summary_to_json(const TrainingSummary& s);
 
-// Threads training runs on: optimizer.threads (0 = all cores), at most one
-// per 1000 rows.
+// Threads training runs on: plan_training(...).threads.
 int training_threads(const OptimizerConfig& c, std::int64_t rows);
 
 // Seeded Fisher-Yates with an explicit bounded draw (Lemire), so the order is
@@ -70,7 +71,8 @@ void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng);
 // (rate_calibration.h). A run whose loss diverges (not finite, or far above
 // log K) is noticed within the epoch, reported by progress.warn() and
 // restarted from the starting weights at a tenth of the rate, up to 8 times;
-// the weights returned are always finite.
+// the weights returned are always finite. progress.request_stop() ends it
+// within a few hundred rows with Interrupted (error.h).
 TrainingSummary train_model(Model& model, const Dataset& train, const Dataset* valid,
                             const OptimizerConfig& config, LayerKind layer, Progress& progress);
 

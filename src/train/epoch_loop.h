@@ -1,0 +1,240 @@
+// The pieces every training strategy shares (internal to the trainer): the
+// per-thread batch scratch, row windows, the step clock, the divergence
+// watch and run_epoch(), the loop over one slice of the epoch's rows that
+// each strategy runs on its thread(s). Strategies: run_epoch_single() here,
+// run_epoch_hogwild() and run_epoch_exact() below (one file each), and the
+// replicas in replicas.h.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/embedding_bag.h"
+#include "bagel/loss.h"
+#include "bagel/progress.h"
+#include "bagel/row_window.h"
+#include "bagel/schedule.h"
+
+namespace bagel::train {
+
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Per-thread scratch for one mini-batch.
+struct BatchScratch {
+  std::vector<float> logits;
+  std::vector<float> grads;
+  BatchScratch(int batch_size, int outputs)
+      : logits(static_cast<std::size_t>(batch_size) * outputs),
+        grads(static_cast<std::size_t>(batch_size) * outputs) {}
+};
+
+// Shuffled rows are random accesses into the CSR arrays and the labels, each
+// a cache and TLB miss. Training runs over RowWindows (rows copied in order
+// first); batches too big to copy read the rows in place, requested in stages
+// so that each stage's addresses are already cached when it runs: 8 batches
+// ahead the row pointers and labels, 4 batches ahead the rows' index and
+// value arrays (the layer asks for the weight rows 1 batch ahead).
+inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
+                           std::span<const Index> rows, std::size_t next, int batch_size) {
+  const std::size_t n = rows.size();
+  const std::size_t far = next + 7 * static_cast<std::size_t>(batch_size);
+  for (std::size_t i = far; i < std::min(n, far + batch_size); ++i) {
+    __builtin_prefetch(x.indptr().data() + rows[i], 0, 3);
+    __builtin_prefetch(y.data() + rows[i], 0, 3);
+  }
+  const std::size_t mid = next + 3 * static_cast<std::size_t>(batch_size);
+  for (std::size_t i = mid; i < std::min(n, mid + batch_size); ++i)
+    prefetch_row_data(x.row(rows[i]));
+}
+
+// Rows per RowWindow: whole batches, at least 256 rows (~150 KB at 75
+// non-zeros a row, so that a window of small batches stays in L2). A batch
+// whose copy would exceed 16 MiB (full-batch descent on a big matrix, say)
+// reads its rows in place instead.
+inline constexpr std::size_t kWindowRows = 256;
+inline constexpr std::size_t kTeamWindowRows = 2048;
+inline constexpr double kMaxWindowBytes = 16.0 * (1 << 20);
+
+inline bool use_windows(const CsrMatrix& x, std::size_t batch) {
+  const double row_bytes =
+      x.rows() > 0 ? double(x.nonZeros()) / double(x.rows()) * (sizeof(Index) + sizeof(float)) : 0;
+  return double(batch) * (row_bytes + sizeof(Index)) <= kMaxWindowBytes;
+}
+
+// Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
+// indexes x and y; offset is the position of rows[0] in `order`), or once
+// over the data itself (in_place) when a batch is too big to copy, until
+// body returns false.
+template <class Body>
+void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
+                     RowWindow& window, Body&& body) {
+  const auto batch = static_cast<std::size_t>(batch_size);
+  if (!use_windows(data.x, batch)) {
+    body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
+    return;
+  }
+  const std::size_t rows = batch * std::max<std::size_t>(1, kWindowRows / batch);
+  for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
+    window.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
+    if (!body(window.matrix(), window.labels(), window.local_rows(), w0, false)) return;
+  }
+}
+
+// Numbers the updates of one thread of a team that takes turns: its i-th
+// update is global step base + i * threads + rank + 1 (for the schedule).
+struct StepClock {
+  std::int64_t base = 0;
+  int threads = 1;
+  int rank = 0;
+  std::int64_t taken = 0;  // updates so far
+  std::int64_t next() { return base + (taken++) * threads + rank + 1; }
+};
+
+// Divergence: a running mean loss that is not finite, or far above log(K),
+// the loss of predicting every class alike (where training starts from zero
+// weights). A rate that is too large for the scale of the rows makes the
+// logits swing by hundreds, and the mean loss with them (35 seen on count
+// data at rate 0.1), so the watch trips within the first thousand rows
+// instead of after a useless epoch. Row weights scale the losses, so the
+// limit is times their mean. "optimal" sets its own rates, so no restart can
+// help it: there only non-finite losses count. Shared by the threads of one
+// epoch: the first one to trip it stops them all at their next check.
+class DivergenceWatch {
+ public:
+  // `progress`, when given, is polled for a stop request at each check.
+  explicit DivergenceWatch(double limit, const Progress* progress = nullptr)
+      : limit_(limit), progress_(progress) {}
+  static double limit_for(int classes, const Dataset& d, ScheduleKind schedule) {
+    if (schedule == ScheduleKind::kOptimal) return std::numeric_limits<double>::infinity();
+    double mean_weight = 1;
+    if (!d.weight.empty())
+      mean_weight = std::accumulate(d.weight.begin(), d.weight.end(), 0.0) / double(d.weight.size());
+    return 4.0 * std::log(std::max(classes, 2)) * mean_weight;
+  }
+  // A running mean over `rows` rows; false once any thread has tripped it
+  // or a stop was requested. `whole` marks the mean of a whole epoch, which
+  // counts however few rows.
+  bool ok(std::int64_t rows, double mean_loss, bool whole = false) {
+    if (progress_ != nullptr && progress_->stop_requested()) {
+      stopped_.store(true, std::memory_order_relaxed);
+      return false;
+    }
+    if (!std::isfinite(mean_loss) || ((whole || rows >= kMinRows) && mean_loss > limit_)) {
+      bool expected = false;
+      if (tripped_.compare_exchange_strong(expected, true)) rows_ = rows, loss_ = mean_loss;
+    }
+    return !halted();
+  }
+  // Diverged, or stopped: every thread leaves the epoch at its next check.
+  bool halted() const { return tripped() || stopped(); }
+  bool tripped() const { return tripped_.load(std::memory_order_relaxed); }
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  std::int64_t rows() const { return rows_; }
+  double loss() const { return loss_; }
+
+ private:
+  static constexpr std::int64_t kMinRows = 256;  // fewer rows: a mean of noise
+  const double limit_;
+  const Progress* progress_;
+  std::atomic<bool> tripped_{false};
+  std::atomic<bool> stopped_{false};
+  std::int64_t rows_ = 0;
+  double loss_ = 0;
+};
+
+// Thrown (outside any parallel region) when a watch tripped.
+struct Diverged {
+  int epoch;
+  std::int64_t rows;
+  double loss;
+};
+
+// Row weights (Dataset::weight): the row's gradient and loss times w. A
+// branch per row, not per non-zero; unweighted data has no weights at all.
+inline double weigh_row(double loss, float* grad, int k, std::span<const float> weights,
+                        Index row) {
+  if (weights.empty()) return loss;
+  const float w = weights[static_cast<std::size_t>(row)];
+  for (int i = 0; i < k; ++i) grad[i] *= w;
+  return loss * w;
+}
+
+// One pass over `order`; returns the summed loss. Template over the layer so
+// forward/step are direct calls; report(rows done, mean loss) is called every
+// 256 batches, where the pass also stops once `watch` has tripped; `thread`
+// is the caller's Hogwild thread (0 otherwise).
+template <class Layer, class Report>
+inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
+                 const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
+                 RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0) {
+  const int k = layer.outputs();
+  double loss_sum = 0;
+  for_each_window(data, order, batch_size, window,
+                  [&](const CsrMatrix& x, std::span<const std::int32_t> y,
+                      std::span<const Index> all, std::size_t offset, bool in_place) {
+    const std::size_t n = all.size();
+    for (std::size_t begin = 0; begin < n; begin += batch_size) {
+      const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
+      const std::span<const Index> rows = all.subspan(begin, count);
+      const std::size_t next = begin + count;
+      if (in_place) prefetch_ahead(x, y, all, next, batch_size);
+      if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
+      layer.forward(x, rows, scratch.logits.data(), thread);
+      for (std::size_t b = 0; b < count; ++b) {
+        float* grad = scratch.grads.data() + b * k;
+        const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k);
+        // Window row i is order[offset + i]; in place, offset is 0 and all is order.
+        loss_sum += weigh_row(loss, grad, k, data.weight, order[offset + begin + b]);
+      }
+      layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()), thread);
+      const std::size_t done = offset + begin + count;
+      if (((offset + begin) / batch_size) % 256 == 0) {
+        report(done, loss_sum / double(done));
+        if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done))) return false;
+      }
+    }
+    return true;
+  });
+  return loss_sum;
+}
+
+template <class Layer>
+inline double run_epoch_single(Layer& layer, const Dataset& data, std::span<const Index> order,
+                        int batch_size, const Schedule& schedule, std::int64_t& step,
+                        BatchScratch& scratch, RowWindow& window, DivergenceWatch& watch,
+                        Progress& progress) {
+  StepClock clock{step};
+  const double loss = run_epoch(layer, data, order, batch_size, schedule, clock, scratch, window,
+                                watch, [&](std::size_t done, double mean) {
+                                  progress.update(static_cast<std::int64_t>(done), mean);
+                                });
+  step += clock.taken;
+  return loss;
+}
+
+// Lock-free threads on shared weights (hogwild.cpp).
+double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
+                         const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+                         int threads, DivergenceWatch& watch, Progress& progress);
+
+// Each mini-batch split over the threads, bit for bit one thread's model
+// (exact.cpp); feature_bounds from split_by_counts().
+double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
+                       const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+                       std::span<const Index> feature_bounds, DivergenceWatch& watch,
+                       Progress& progress);
+
+}  // namespace bagel::train

@@ -1,0 +1,121 @@
+#include <omp.h>
+
+#include <algorithm>
+
+#include "bagel/float_env.h"
+#include "bagel/parallel_errors.h"
+#include "train/epoch_loop.h"
+
+namespace bagel::train {
+
+// Deterministic parallel mini-batches: rows of a batch are split among the
+// threads for the forward pass, features among the threads for the update
+// (thread t owns [feature_bounds[t], feature_bounds[t + 1]): equal shares of
+// the non-zeros),
+// so each weight receives the same operations in the same order as with one
+// thread: the model is bit-identical to the single-threaded one.
+double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
+                       const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+                       std::span<const Index> feature_bounds, DivergenceWatch& watch,
+                       Progress& progress) {
+  const int threads = static_cast<int>(feature_bounds.size()) - 1;
+  const int k = layer.outputs();
+  const std::size_t n = order.size();
+  const auto batch = static_cast<std::size_t>(c.batch_size);
+  // One window shared by the team, copied by all threads: larger than the
+  // single-thread one, as each window costs three barriers.
+  const bool windows = use_windows(data.x, batch);
+  const std::size_t window_rows =
+      windows ? batch * std::max<std::size_t>(1, kTeamWindowRows / batch) : std::max<std::size_t>(n, 1);
+  RowWindow window;
+  BatchScratch scratch(c.batch_size, k);
+  std::vector<double> row_loss(batch);
+  double loss_sum = 0;
+  float coef = 0;
+  double eta = 0;
+  RegionErrors errors;
+#pragma omp parallel num_threads(threads)
+  {
+    const DenormalsAreZero flush_denormals;
+    const int tid = omp_get_thread_num();
+    const Index f_lo = feature_bounds[tid], f_hi = feature_bounds[tid + 1];
+    for (std::size_t w0 = 0; w0 < n; w0 += window_rows) {
+      const std::span<const Index> part = order.subspan(w0, std::min(window_rows, n - w0));
+      const CsrMatrix* x = &data.x;
+      std::span<const std::int32_t> y = data.y;
+      std::span<const Index> all = part;
+      if (windows) {
+        // A failed allocation stops every thread at the same point: the
+        // flag is read after the single's barrier, before the next one.
+#pragma omp single
+        errors.run([&] { window.begin(part.size(), threads); });
+        if (errors.failed()) break;
+        window.count_part(data.x, data.y, part, tid, threads);
+#pragma omp barrier
+#pragma omp single
+        errors.run([&] { window.allocate(); });
+        if (errors.failed()) break;
+        window.copy_part(data.x, part, tid, threads);
+#pragma omp barrier
+#pragma omp single
+        errors.run([&] { window.finish(data.x.cols()); });
+        if (errors.failed()) break;
+        x = &window.matrix();
+        y = window.labels();
+        all = window.local_rows();
+      }
+      for (std::size_t begin = 0; begin < all.size(); begin += batch) {
+        const std::size_t count = std::min(batch, all.size() - begin);
+        const std::span<const Index> rows = all.subspan(begin, count);
+        if (c.l1 > 0) {
+          layer.catch_up_range(*x, rows, f_lo, f_hi);
+#pragma omp barrier
+        }
+        const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
+        layer.forward_readonly(*x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
+        for (std::size_t b = b_lo; b < b_hi; ++b) {
+          float* grad = scratch.grads.data() + b * k;
+          // Window row i is part[i], as in place.
+          row_loss[b] = weigh_row(head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k),
+                                  grad, k, data.weight, part[begin + b]);
+        }
+#pragma omp barrier
+#pragma omp single
+        {
+          eta = schedule.eta(++step);
+          coef = layer.begin_step(eta, count);
+        }
+        layer.scatter_range(*x, rows, scratch.grads.data(), coef, f_lo, f_hi);
+#pragma omp barrier
+#pragma omp single
+        {
+          layer.end_step(rows, scratch.grads.data(), eta);
+          for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
+          if (c.l1 <= 0) layer.merge();
+          const std::size_t done = w0 + begin + count;
+          if (((w0 + begin) / batch) % 256 == 0)
+            watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done));
+        }
+        if (c.l1 > 0) {
+          layer.catch_up_range(*x, rows, f_lo, f_hi);
+#pragma omp barrier
+        }
+        if (c.l1 > 0) {
+#pragma omp single
+          layer.merge();
+        }
+        const std::size_t done = w0 + begin + count;
+        if (tid == 0 && ((w0 + begin) / batch) % 64 == 0)
+          progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
+        // Set only inside the single above, whose barrier every thread has
+        // passed since: all threads leave together.
+        if (watch.halted()) break;
+      }
+      if (watch.halted()) break;
+    }
+  }
+  errors.rethrow();
+  return loss_sum;
+}
+
+}  // namespace bagel::train

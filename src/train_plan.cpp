@@ -1,0 +1,89 @@
+#include "bagel/train_plan.h"
+
+#include <algorithm>
+
+#include "bagel/cores.h"
+#include "bagel/error.h"
+
+namespace bagel {
+
+std::string to_string(ParallelStrategy s) {
+  switch (s) {
+    case ParallelStrategy::kSingle: return "single";
+    case ParallelStrategy::kReplicas: return "replicas";
+    case ParallelStrategy::kExact: return "exact";
+    case ParallelStrategy::kHogwild: return "hogwild";
+  }
+  return "?";
+}
+
+ParallelStrategy parallel_strategy(const OptimizerConfig& c) {
+  if (!c.deterministic) return ParallelStrategy::kHogwild;
+  return c.deterministic_method == DeterministicMethod::kExact ? ParallelStrategy::kExact
+                                                               : ParallelStrategy::kReplicas;
+}
+
+namespace {
+
+// Four combinations per thread an epoch: with fewer, the copies drift apart
+// and the model lags one thread's (measured at 2 and 8 threads, README §3);
+// but at least 128 rows per copy and block.
+int replica_blocks(int threads, std::int64_t rows) {
+  const std::int64_t by_rows = rows / (std::int64_t{128} * threads);
+  return static_cast<int>(std::clamp<std::int64_t>(by_rows, 1, 4 * threads));
+}
+
+}  // namespace
+
+TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows) {
+  TrainPlan p;
+  const int asked = resolve_threads(c.threads);
+  p.threads = static_cast<int>(
+      std::clamp<std::int64_t>(asked, 1, std::max<std::int64_t>(1, rows / kRowsPerThread)));
+  // The dense layer runs its GEMMs on the threads (Eigen); its loop is one.
+  if (layer == LayerKind::kDense || p.threads == 1) {
+    p.strategy = ParallelStrategy::kSingle;
+  } else {
+    p.strategy = parallel_strategy(c);
+  }
+  if (p.strategy == ParallelStrategy::kExact && c.batch_size < kExactMinBatch)
+    throw ConfigError("optimizer.batch_size",
+                      "is " + std::to_string(c.batch_size) + ": deterministic_method \"exact\" "
+                      "splits each batch over the threads and is slower than one thread below "
+                      "batch_size " + std::to_string(kExactMinBatch) +
+                      "; use deterministic_method \"average\" (the default) or a larger batch");
+  if (p.strategy == ParallelStrategy::kReplicas) {
+    p.blocks_per_epoch = replica_blocks(p.threads, rows);
+    // L2 decays and L1 shrinks every row, and averaged SGD sums every row:
+    // then every row changes in every block.
+    p.sparse_sync = c.l2 == 0 && c.l1 == 0 && !c.average;
+  }
+  p.reorder_features = reorder_pays_off(c, layer, p.threads);
+  return p;
+}
+
+bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {
+  if (!c.reorder_features || layer != LayerKind::kSparse) return false;
+  return threads <= 1 || parallel_strategy(c) == ParallelStrategy::kReplicas;
+}
+
+std::string TrainPlan::describe() const {
+  std::string s = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  switch (strategy) {
+    case ParallelStrategy::kSingle: break;
+    case ParallelStrategy::kReplicas:
+      s += ", replicas combined " + std::to_string(blocks_per_epoch) + " times an epoch";
+      break;
+    case ParallelStrategy::kExact: s += ", exact (batches split over the threads)"; break;
+    case ParallelStrategy::kHogwild: s += ", hogwild (not deterministic)"; break;
+  }
+  return s;
+}
+
+nlohmann::json TrainPlan::to_json() const {
+  return {{"threads", threads}, {"strategy", to_string(strategy)},
+          {"blocks_per_epoch", blocks_per_epoch}, {"sparse_sync", sparse_sync},
+          {"reorder_features", reorder_features}};
+}
+
+}  // namespace bagel

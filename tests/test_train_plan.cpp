@@ -1,0 +1,124 @@
+#include "bagel/train_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <sstream>
+#include <thread>
+
+#include "bagel/cores.h"
+#include "bagel/error.h"
+#include "bagel/progress.h"
+#include "bagel/synthetic.h"
+#include "bagel/trainer.h"
+
+namespace bagel {
+namespace {
+
+Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
+  SyntheticSpec spec;
+  spec.rows = rows;
+  spec.features = 5000;
+  spec.nnz_per_row = 30;
+  spec.classes = classes;
+  spec.seed = seed;
+  SyntheticData d = make_synthetic(spec);
+  return Dataset{"train", std::move(d.x), std::move(d.y)};
+}
+
+OptimizerConfig threads(int n) {
+  OptimizerConfig c;
+  c.threads = n;
+  return c;
+}
+
+TEST(TrainPlan, DefaultIsEveryUsableCoreWithReplicasCappedBySmallData) {
+  const TrainPlan p = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000);
+  EXPECT_EQ(p.threads, usable_cores());
+  if (p.threads > 1) {
+    EXPECT_EQ(p.strategy, ParallelStrategy::kReplicas);
+    EXPECT_EQ(p.blocks_per_epoch, 4 * p.threads);
+    EXPECT_TRUE(p.sparse_sync);
+  }
+  // One thread per kRowsPerThread rows: 2500 rows run on two of eight.
+  const TrainPlan small = plan_training(threads(8), LayerKind::kSparse, 2500);
+  EXPECT_EQ(small.threads, 2);
+  EXPECT_EQ(plan_training(threads(8), LayerKind::kSparse, 999).threads, 1);
+  EXPECT_EQ(plan_training(threads(8), LayerKind::kSparse, 999).strategy, ParallelStrategy::kSingle);
+  // Blocks hold at least 128 rows per replica.
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 4096).blocks_per_epoch, 8);
+}
+
+TEST(TrainPlan, RegularisationOrAveragingCombinesEveryRow) {
+  OptimizerConfig c = threads(2);
+  c.l2 = 1e-5;
+  EXPECT_FALSE(plan_training(c, LayerKind::kSparse, 100000).sparse_sync);
+  c.l2 = 0;
+  c.average = true;
+  EXPECT_FALSE(plan_training(c, LayerKind::kSparse, 100000).sparse_sync);
+}
+
+TEST(TrainPlan, ExactRefusesBatchesTooSmallToPay) {
+  OptimizerConfig c = threads(2);
+  c.deterministic_method = DeterministicMethod::kExact;
+  c.batch_size = 32;
+  try {
+    plan_training(c, LayerKind::kSparse, 100000);
+    FAIL() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "optimizer.batch_size");
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kExactMinBatch)), std::string::npos);
+  }
+  c.batch_size = kExactMinBatch;
+  EXPECT_EQ(plan_training(c, LayerKind::kSparse, 100000).strategy, ParallelStrategy::kExact);
+  c.batch_size = 1;  // one thread: nothing to split
+  EXPECT_NO_THROW(plan_training(c, LayerKind::kSparse, 500));
+}
+
+TEST(TrainPlan, HogwildOnlyWhenAskedAndTheDenseLayerRunsOneLoop) {
+  OptimizerConfig c = threads(2);
+  c.deterministic = false;
+  EXPECT_EQ(plan_training(c, LayerKind::kSparse, 100000).strategy, ParallelStrategy::kHogwild);
+  EXPECT_FALSE(plan_training(c, LayerKind::kSparse, 100000).reorder_features);
+  EXPECT_EQ(plan_training(threads(2), LayerKind::kDense, 100000).strategy,
+            ParallelStrategy::kSingle);
+}
+
+TEST(TrainPlan, IsPrintedAndStored) {
+  const Dataset d = synthetic(3, 4000, 5);
+  OptimizerConfig c = threads(2);
+  c.epochs = 1;
+  std::ostringstream log;
+  Progress lines(Progress::Mode::kLines, log);
+  Model m = Model::zeros({"0", "1", "2"}, true, d.x.cols());
+  const TrainingSummary s = train_model(m, d, nullptr, c, LayerKind::kSparse, lines);
+  EXPECT_NE(log.str().find("plan: 2 threads, replicas combined 8 times an epoch"), std::string::npos)
+      << log.str();
+  const nlohmann::json j = summary_to_json(s);
+  EXPECT_EQ(j["plan"]["threads"], 2);
+  EXPECT_EQ(j["plan"]["strategy"], "replicas");
+}
+
+// A stop requested from another thread ends training with Interrupted, in
+// every strategy, however many epochs were asked for.
+TEST(TrainPlan, AStopRequestEndsTrainingInEveryStrategy) {
+  const Dataset d = synthetic(2, 20000, 9);
+  for (const int mode : {0, 1, 2, 3}) {
+    OptimizerConfig c = threads(mode == 0 ? 1 : 2);
+    c.epochs = 100000;
+    c.learning_rate = 0.01;
+    c.deterministic = mode != 2;
+    if (mode == 3) c.deterministic_method = DeterministicMethod::kExact, c.batch_size = 256;
+    Progress quiet(Progress::Mode::kQuiet, std::cerr);
+    Model m = Model::zeros({"0", "1"}, true, d.x.cols());
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      quiet.request_stop();
+    });
+    EXPECT_THROW(train_model(m, d, nullptr, c, LayerKind::kSparse, quiet), Interrupted) << mode;
+    stopper.join();
+  }
+}
+
+}  // namespace
+}  // namespace bagel
