@@ -37,7 +37,12 @@ int replica_blocks(int threads, std::int64_t rows) {
 
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows) {
   TrainPlan p;
-  const int asked = resolve_threads(c.threads);
+  p.cores = resolve_threads(c.threads);
+  // threads 0 ("all cores"): the SGD loop stays on one thread, where the
+  // replicas' combinations cost more than the second thread saves on every
+  // set measured (README §3); the rate calibration and the metrics use the
+  // cores, and the model is the one-thread model, bit for bit.
+  const int asked = c.threads == 0 ? 1 : c.threads;
   p.threads = static_cast<int>(
       std::clamp<std::int64_t>(asked, 1, std::max<std::int64_t>(1, rows / kRowsPerThread)));
   // The dense layer runs its GEMMs on the threads (Eigen); its loop is one.
@@ -69,6 +74,7 @@ bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {
 
 std::string TrainPlan::describe() const {
   std::string s = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
+  if (cores > threads) s += " (" + std::to_string(cores) + " cores for the rate calibration and metrics)";
   switch (strategy) {
     case ParallelStrategy::kSingle: break;
     case ParallelStrategy::kReplicas:
@@ -81,7 +87,7 @@ std::string TrainPlan::describe() const {
 }
 
 nlohmann::json TrainPlan::to_json() const {
-  return {{"threads", threads}, {"strategy", to_string(strategy)},
+  return {{"threads", threads}, {"cores", cores}, {"strategy", to_string(strategy)},
           {"blocks_per_epoch", blocks_per_epoch}, {"sparse_sync", sparse_sync},
           {"reorder_features", reorder_features}};
 }

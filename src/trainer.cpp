@@ -336,7 +336,7 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
 int team_threads(const OptimizerConfig& c, const TrainPlan& plan, const Dataset* valid) {
   const int training = plan.threads;
   const bool all_cores = valid != nullptr || (c.learning_rate <= 0 && c.threads != 1);
-  return all_cores ? std::max(usable_cores(), training) : training;
+  return all_cores ? std::max(plan.cores, training) : training;
 }
 
 }  // namespace

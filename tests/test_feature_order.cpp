@@ -214,7 +214,7 @@ INSTANTIATE_TEST_SUITE_P(
         ::testing::Values(2, 5),
         ::testing::Values(Mode{"one_thread", 1, false, DeterministicMethod::kExact, 1},
                           Mode{"one_thread_batch8", 1, false, DeterministicMethod::kExact, 8},
-                          Mode{"exact_2_threads", 2, true, DeterministicMethod::kExact, 256},
+                          Mode{"exact_2_threads", 2, true, DeterministicMethod::kExact, kExactMinBatch},
                           Mode{"average_2_threads", 2, true, DeterministicMethod::kAverage, 1})),
     [](const auto& info) {
       return std::string(std::get<1>(info.param).name) + "_" +

@@ -63,21 +63,21 @@ class DeterministicParallel : public ::testing::TestWithParam<int> {};
 TEST_P(DeterministicParallel, TwoThreadsGiveTheSingleThreadModelBitForBit) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 6000, 3);
-  const Model one = train_sparse(d, classes, config(1, false, 256));
-  const Model two = train_sparse(d, classes, config(2, true, 256));
+  const Model one = train_sparse(d, classes, config(1, false, kExactMinBatch));
+  const Model two = train_sparse(d, classes, config(2, true, kExactMinBatch));
   EXPECT_TRUE(bit_equal(one.weight, two.weight));
   EXPECT_TRUE(bit_equal(one.bias, two.bias));
   // A batch that does not divide the rows, and more threads than cores.
-  const Model one_odd = train_sparse(d, classes, config(1, false, 263));
-  const Model three_odd = train_sparse(d, classes, config(3, true, 263));
+  const Model one_odd = train_sparse(d, classes, config(1, false, kExactMinBatch + 7));
+  const Model three_odd = train_sparse(d, classes, config(3, true, kExactMinBatch + 7));
   EXPECT_TRUE(bit_equal(one_odd.weight, three_odd.weight));
 }
 
 TEST_P(DeterministicParallel, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 4000, 5);
-  const Model a = train_sparse(d, classes, config(2, true, 256));
-  const Model b = train_sparse(d, classes, config(2, true, 256));
+  const Model a = train_sparse(d, classes, config(2, true, kExactMinBatch));
+  const Model b = train_sparse(d, classes, config(2, true, kExactMinBatch));
   EXPECT_TRUE(bit_equal(a.weight, b.weight));
 }
 

@@ -32,14 +32,16 @@ OptimizerConfig threads(int n) {
   return c;
 }
 
-TEST(TrainPlan, DefaultIsEveryUsableCoreWithReplicasCappedBySmallData) {
+TEST(TrainPlan, DefaultUsesEveryCoreAroundAOneThreadLoopAndReplicasWhenAsked) {
   const TrainPlan p = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000);
-  EXPECT_EQ(p.threads, usable_cores());
-  if (p.threads > 1) {
-    EXPECT_EQ(p.strategy, ParallelStrategy::kReplicas);
-    EXPECT_EQ(p.blocks_per_epoch, 4 * p.threads);
-    EXPECT_TRUE(p.sparse_sync);
-  }
+  EXPECT_EQ(p.cores, usable_cores());
+  EXPECT_EQ(p.threads, 1);
+  EXPECT_EQ(p.strategy, ParallelStrategy::kSingle);
+  const TrainPlan four = plan_training(threads(4), LayerKind::kSparse, 1'000'000);
+  EXPECT_EQ(four.threads, 4);
+  EXPECT_EQ(four.strategy, ParallelStrategy::kReplicas);
+  EXPECT_EQ(four.blocks_per_epoch, 16);
+  EXPECT_TRUE(four.sparse_sync);
   // One thread per kRowsPerThread rows: 2500 rows run on two of eight.
   const TrainPlan small = plan_training(threads(8), LayerKind::kSparse, 2500);
   EXPECT_EQ(small.threads, 2);
@@ -108,7 +110,7 @@ TEST(TrainPlan, AStopRequestEndsTrainingInEveryStrategy) {
     c.epochs = 100000;
     c.learning_rate = 0.01;
     c.deterministic = mode != 2;
-    if (mode == 3) c.deterministic_method = DeterministicMethod::kExact, c.batch_size = 256;
+    if (mode == 3) c.deterministic_method = DeterministicMethod::kExact, c.batch_size = kExactMinBatch;
     Progress quiet(Progress::Mode::kQuiet, std::cerr);
     Model m = Model::zeros({"0", "1"}, true, d.x.cols());
     std::thread stopper([&] {

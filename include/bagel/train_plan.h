@@ -5,7 +5,7 @@
 //
 // Strategies (optimizer.threads, deterministic, deterministic_method):
 // * single: one thread (threads 1, or data too small to split).
-// * replicas (the default with threads != 1): every thread trains its own
+// * replicas (threads > 1 and deterministic, the default method): every thread trains its own
 //   copy of the weights on its share of each block of the epoch's rows; at
 //   the end of each block (4 per thread an epoch) the copies are combined
 //   into one model (train/replicas.h). Deterministic for a seed and thread
@@ -34,7 +34,7 @@ ParallelStrategy parallel_strategy(const OptimizerConfig& c);
 // "exact" splits every mini-batch over the threads with three barriers a
 // batch; below this batch size the barriers cost more than the split saves
 // (README §3), so smaller batches are refused.
-inline constexpr int kExactMinBatch = 256;
+inline constexpr int kExactMinBatch = 1024;
 
 // optimizer.threads and predict --threads accept at most this many.
 inline constexpr int kMaxThreads = 1024;
@@ -44,7 +44,9 @@ inline constexpr int kMaxThreads = 1024;
 inline constexpr std::int64_t kRowsPerThread = 1000;
 
 struct TrainPlan {
-  int threads = 1;
+  int threads = 1;              // the SGD loop's
+  int cores = 1;                // the rate calibration's and the metrics'
+
   ParallelStrategy strategy = ParallelStrategy::kSingle;
   int blocks_per_epoch = 1;     // replicas: times an epoch the copies are combined
   bool sparse_sync = false;     // replicas: combine only the rows some copy changed
@@ -62,8 +64,9 @@ struct TrainPlan {
 // lines measured slower there (README §9).
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
-// threads: optimizer.threads resolved (0 = usable_cores()), then at most one
-// per kRowsPerThread rows. Throws ConfigError (optimizer.batch_size) for
+// cores: optimizer.threads resolved (0 = usable_cores()). threads: 1 for
+// threads 0 (the loop does not gain from replicas yet: README §3), else
+// optimizer.threads, at most one per kRowsPerThread rows. Throws ConfigError (optimizer.batch_size) for
 // "exact" below kExactMinBatch.
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows);
 

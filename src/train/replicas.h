@@ -49,6 +49,7 @@ class TouchLog {
       }
   }
   std::span<const Index> rows_of(int owner) const { return buckets_[static_cast<std::size_t>(owner)]; }
+  void sort();  // each bucket by row
   void next_block();
 
  private:
