@@ -101,6 +101,25 @@ TEST(TrainPlan, IsPrintedAndStored) {
   EXPECT_EQ(j["plan"]["strategy"], "replicas");
 }
 
+TEST(TrainPlan, AllCoresByDefaultGiveTheOneThreadModelBitForBit) {
+  // threads 0 calibrates the rate on every core and trains the loop on one:
+  // the same model as threads 1, whatever the machine.
+  const Dataset d = synthetic(4, 5000, 12);
+  OptimizerConfig all;  // the defaults: threads 0, learning_rate and epochs "auto"
+  all.threads = 0;
+  OptimizerConfig one = all;
+  one.threads = 1;
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  Model a = Model::zeros({"0", "1", "2", "3"}, true, d.x.cols());
+  Model b = a;
+  const TrainingSummary sa = train_model(a, d, nullptr, all, LayerKind::kSparse, quiet);
+  const TrainingSummary sb = train_model(b, d, nullptr, one, LayerKind::kSparse, quiet);
+  EXPECT_EQ(sa.learning_rate, sb.learning_rate);
+  EXPECT_EQ(a.weight, b.weight);
+  EXPECT_EQ(a.bias, b.bias);
+  EXPECT_EQ(sa.plan.cores, usable_cores());
+}
+
 // A stop requested from another thread ends training with Interrupted, in
 // every strategy, however many epochs were asked for.
 TEST(TrainPlan, AStopRequestEndsTrainingInEveryStrategy) {
