@@ -41,6 +41,14 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
+// printf into a string, for the longer messages.
+template <class... Args>
+std::string format_text(const char* f, Args... args) {
+  char buf[600];
+  std::snprintf(buf, sizeof buf, f, args...);
+  return buf;
+}
+
 // Reads a "VmHWM:" / "VmRSS:" style line of /proc/self/status, in MiB.
 double proc_status_mb(const char* key) {
   std::ifstream in("/proc/self/status");
@@ -120,6 +128,66 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
   return d;
 }
 
+// The settings both paths train with: a constant rate, whatever the
+// training defaults (README §7).
+OptimizerConfig bench_optimizer(const BenchConfig& c, int batch) {
+  OptimizerConfig opt;
+  opt.epochs = c.epochs;
+  opt.learning_rate = c.learning_rate;
+  opt.schedule = ScheduleKind::kConstant;
+  opt.l2 = c.l2;
+  opt.batch_size = batch;
+  opt.seed = c.seed;
+  opt.threads = 1;  // the one-thread loops of both layers are what is timed
+  return opt;
+}
+
+Model train_one(const Dataset& data, const std::vector<std::string>& classes, Index features,
+                const OptimizerConfig& opt, LayerKind layer) {
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  Model m = Model::zeros(classes, true, features);
+  train_model(m, data, nullptr, opt, layer, quiet);
+  return m;
+}
+
+// Equivalence first: a fast path that computes something else is no result.
+// Different forward passes are an error. Weights that differ after training
+// are an error only if they still differ after one epoch at a stable rate;
+// otherwise the configured rate amplified rounding differences (the two
+// paths sum in different orders), and the timings stand, with a warning.
+void check_equivalence(BenchCase& r, const std::string& name, const Dataset& data,
+                       const OptimizerConfig& opt, Progress& progress) {
+  constexpr double kForwardTol = 1e-4, kWeightTol = 1e-3;
+  char where[160];
+  std::snprintf(where, sizeof where, "%s (F=%d, batch %d)", name.c_str(), r.features, r.batch_size);
+  if (r.forward_max_diff > kForwardTol)
+    throw Error(format_text("dense and sparse forward passes disagree on %s: max |dp| %.3g (tolerance %.0e): "
+                    "the layers compute different things",
+                    where, r.forward_max_diff, kForwardTol));
+  if (r.train_max_diff <= kWeightTol) return;
+  OptimizerConfig stable = opt;
+  stable.epochs = 1;
+  stable.learning_rate = std::min(opt.learning_rate, 1e-3);
+  std::vector<std::string> classes;
+  for (int c = 0; c < r.classes; ++c) classes.push_back(std::to_string(c));
+  const Model sparse = train_one(data, classes, r.features, stable, LayerKind::kSparse);
+  const Model dense = train_one(data, classes, r.features, stable, LayerKind::kDense);
+  r.stable_rate = stable.learning_rate;
+  r.stable_max_diff = max_abs_diff(sparse.weight, dense.weight);
+  if (r.stable_max_diff > kWeightTol)
+    throw Error(format_text("dense and sparse training disagree on %s: max |dw| %.3g after %d epoch(s) at "
+                    "learning_rate %g and %.3g after one at %g (tolerance %.0e): the layers train "
+                    "differently",
+                    where, r.train_max_diff, opt.epochs, opt.learning_rate, r.stable_max_diff,
+                    stable.learning_rate, kWeightTol));
+  progress.warn(format_text("%s: the weights of the two paths differ by up to %.3g after %d epoch(s) at "
+                    "learning_rate %g, but by %.3g after one at %g: the layers agree, and this rate "
+                    "amplifies their rounding differences (unstable for this data; lower "
+                    "learning_rate with --set learning_rate=...). Timings are kept",
+                    where, r.train_max_diff, opt.epochs, opt.learning_rate, r.stable_max_diff,
+                    stable.learning_rate));
+}
+
 BenchCase run_case(const std::string& name, const Dataset& data, int classes, int batch,
                    const BenchConfig& c, double memory_limit_gb, Progress& progress) {
   BenchCase r;
@@ -147,13 +215,7 @@ BenchCase run_case(const std::string& name, const Dataset& data, int classes, in
   std::vector<double> p_sparse, p_dense(static_cast<std::size_t>(r.rows) * nc);
   const Index block = dense_block(r.features);
 
-  OptimizerConfig opt;
-  opt.epochs = 1;
-  opt.learning_rate = 0.01;  // small: one epoch of both paths stays comparable weight by weight
-  opt.schedule = ScheduleKind::kConstant;  // as documented (README §7), whatever the defaults
-  opt.l2 = 1e-4;             // exercises lazy decay (sparse) against eager decay (dense)
-  opt.batch_size = batch;
-  opt.seed = c.seed;
+  const OptimizerConfig opt = bench_optimizer(c, batch);
   Progress quiet(Progress::Mode::kQuiet, std::cerr);
   Model trained_sparse, trained_dense;
 
@@ -180,15 +242,7 @@ BenchCase run_case(const std::string& name, const Dataset& data, int classes, in
       for (std::size_t i = 0; i < p_dense.size(); ++i)
         r.forward_max_diff = std::max(r.forward_max_diff, std::abs(p_dense[i] - p_sparse[i]));
       r.train_max_diff = max_abs_diff(trained_dense.weight, trained_sparse.weight);
-      // Equivalence first: a fast path that computes something else is no result.
-      if (r.forward_max_diff > 1e-4 || r.train_max_diff > 1e-3) {
-        char buf[200];
-        std::snprintf(buf, sizeof buf,
-                      "dense and sparse paths disagree on %s (F=%d, batch %d): max |dp| %.3g, "
-                      "max |dw| %.3g",
-                      name.c_str(), r.features, batch, r.forward_max_diff, r.train_max_diff);
-        throw Error(buf);
-      }
+      check_equivalence(r, name, data, opt, progress);
     }
   }
   char line[200];
@@ -256,11 +310,19 @@ BenchConfig parse_bench_config(const nlohmann::json& doc, const fs::path& base_d
   if (c.rows < 1) throw ConfigError("rows", "expected an integer >= 1");
   c.repetitions = static_cast<int>(root.get_integer("repetitions", c.repetitions));
   if (c.repetitions < 1 || c.repetitions > 1000) throw ConfigError("repetitions", "expected 1..1000");
+  c.learning_rate = root.get_number("learning_rate", c.learning_rate);
+  if (!(c.learning_rate > 0)) throw ConfigError("learning_rate", "expected a number > 0 (a constant rate)");
+  c.epochs = static_cast<int>(root.get_integer("epochs", c.epochs));
+  if (c.epochs < 1 || c.epochs > 1000) throw ConfigError("epochs", "expected 1..1000");
+  c.l2 = root.get_number("l2", c.l2);
+  if (!(c.l2 >= 0) || c.l2 * c.learning_rate >= 1)
+    throw ConfigError("l2", "expected a number >= 0 with learning_rate * l2 < 1");
   c.threads = static_cast<int>(root.get_integer("threads", c.threads));
   if (c.threads < 0) throw ConfigError("threads", "expected an integer >= 0 (0: all cores)");
   c.max_dense_memory_gb = root.get_number("max_dense_memory_gb", c.max_dense_memory_gb);
   c.seed = static_cast<std::uint64_t>(root.get_integer("seed", static_cast<std::int64_t>(c.seed)));
-  c.output = doc.contains("output") && doc.at("output").is_null() ? "" : root.get_string("output", c.output);
+  // null: write nothing (raw() marks the key as known).
+  c.output = root.has("output") && root.raw("output").is_null() ? "" : root.get_string("output", c.output);
   if (!c.output.empty() && !fs::path(c.output).is_absolute())
     c.output = (base_dir / c.output).lexically_normal().string();
   root.finish();
@@ -398,6 +460,7 @@ nlohmann::json bench_json(const std::vector<BenchCase>& cases, const BenchConfig
                         {"expected_infer_ratio", r.expected_infer_ratio},
                         {"expected_epoch_ratio", r.expected_train_ratio},
                         {"forward_max_diff", r.forward_max_diff}, {"train_max_diff", r.train_max_diff},
+                        {"stable_rate", r.stable_rate}, {"stable_max_diff", r.stable_max_diff},
                         {"dense_skipped", r.dense_skipped}};
     if (r.dense_skipped) j["skip_reason"] = r.skip_reason;
     else {
@@ -410,6 +473,7 @@ nlohmann::json bench_json(const std::vector<BenchCase>& cases, const BenchConfig
     arr.push_back(j);
   }
   return {{"repetitions", c.repetitions}, {"threads", c.threads > 0 ? c.threads : usable_cores()},
+          {"learning_rate", c.learning_rate}, {"epochs", c.epochs}, {"l2", c.l2},
           {"cost_model", {{"infer", "dense rows*F*K vs sparse nnz*K: F / (nnz/row)"},
                           {"epoch", "dense steps*(2*B*F*K + F*K) vs sparse 2*nnz*K: F*(2B+1) / (2*B*nnz/row)"}}},
           {"cases", arr}};

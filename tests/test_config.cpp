@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "bagel/config.h"
+#include "bagel/bench.h"
 #include "bagel/error.h"
 #include "bagel/json_reader.h"
 
@@ -235,6 +236,37 @@ TEST(JsonReader, EditDistanceCountsEdits) {
   EXPECT_EQ(edit_distance("epochss", "epochs"), 1u);
   EXPECT_EQ(edit_distance("lr", "l2"), 1u);
   EXPECT_EQ(edit_distance("", "abc"), 3u);
+}
+
+}  // namespace
+}  // namespace bagel
+
+namespace bagel {
+namespace {
+
+TEST(BenchConfig, TrainsAtTheConfiguredConstantRateAndEpochs) {
+  nlohmann::json doc = {{"output", nullptr}};
+  BenchConfig c = parse_bench_config(doc, "/b");
+  EXPECT_EQ(c.learning_rate, 0.01);  // README §7
+  EXPECT_EQ(c.epochs, 1);
+  doc["learning_rate"] = 0.002;
+  doc["epochs"] = 3;
+  doc["l2"] = 0;
+  c = parse_bench_config(doc, "/b");
+  EXPECT_EQ(c.learning_rate, 0.002);
+  EXPECT_EQ(c.epochs, 3);
+  EXPECT_EQ(c.l2, 0.0);
+  for (const auto& [key, bad] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"learning_rate", 0}, {"learning_rate", "auto"}, {"epochs", 0}, {"l2", -1}}) {
+    nlohmann::json d = doc;
+    d[key] = bad;
+    try {
+      parse_bench_config(d, "/b");
+      ADD_FAILURE() << key << " " << bad.dump() << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), key);
+    }
+  }
 }
 
 }  // namespace
