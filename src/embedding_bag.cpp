@@ -11,9 +11,6 @@ namespace bagel {
 
 namespace {
 
-// Below this the stored weights grow as 1/s and lose float range; fold it in.
-constexpr double kMinScale = 1e-6;
-
 // Weights bigger than this miss L2 often enough to be worth prefetching (see
 // prefetch()); smaller ones stay cached (L2 is 1-2 MiB on current x86 cores,
 // shared with the row window).
@@ -43,17 +40,6 @@ detail::BagKernels pick(int k, std::integer_sequence<int, K...>) {
   return out;
 }
 
-// Soft-threshold of one weight row by `amount` (stored units), clipped at 0.
-// A Hogwild thread's view may have run ahead of the merged total, leaving a
-// negative amount for a row: that row has nothing pending.
-void shrink_row(float* e, int k, double amount) {
-  if (amount <= 0) return;
-  for (int i = 0; i < k; ++i) {
-    const double v = e[i];
-    e[i] = static_cast<float>(v > 0 ? std::max(0.0, v - amount) : std::min(0.0, v + amount));
-  }
-}
-
 }  // namespace
 
 detail::BagKernels detail::BagKernels::for_outputs(int k) {
@@ -66,25 +52,12 @@ EmbeddingBagLayer::EmbeddingBagLayer(std::span<float> weight, std::span<float> b
       bias_(bias),
       num_features_(num_features),
       outputs_(outputs),
-      l2_(l2),
-      l1_(l1),
       kernels_(detail::BagKernels::for_outputs(outputs)),
-      threads_(1) {
-  if (l1_ > 0) l1_applied_.assign(static_cast<std::size_t>(num_features_), 0.0);
-}
+      penalty_(num_features, outputs, l2, l1) {}
 
 void EmbeddingBagLayer::set_threads(int threads) {
   merge();
-  threads_.assign(static_cast<std::size_t>(std::max(threads, 1)), ThreadState{});
-}
-
-void EmbeddingBagLayer::catch_up_l1(RowView row, double total) {
-  for (const Index j : row.indices) {
-    const double pending = total - l1_applied_[j];
-    if (pending <= 0) continue;
-    l1_applied_[j] = total;
-    shrink_row(weight_.data() + static_cast<std::size_t>(j) * outputs_, outputs_, pending);
-  }
+  penalty_.set_threads(threads);
 }
 
 void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows) const {
@@ -102,7 +75,7 @@ void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows
 
 void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Index> rows,
                                          float* logits) const {
-  const float s = static_cast<float>(scale_of(0));
+  const float s = static_cast<float>(penalty_.scale_of(0));
   const int k = outputs_;
   for (std::size_t b = 0; b < rows.size(); ++b) {
     float* z = logits + b * k;
@@ -114,12 +87,13 @@ void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Ind
 
 void EmbeddingBagLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits,
                                 int thread) {
-  const float s = static_cast<float>(scale_of(thread));
-  const double l1_total = l1_of(thread);
+  const float s = static_cast<float>(penalty_.scale_of(thread));
+  const double l1_total = penalty_.l1_of(thread);
+  const bool l1 = penalty_.has_l1();
   const int k = outputs_;
   for (std::size_t b = 0; b < rows.size(); ++b) {
     const RowView row = x.row(rows[b]);
-    if (l1_ > 0) catch_up_l1(row, l1_total);
+    if (l1) penalty_.catch_up(weight_.data(), row, l1_total);
     float* z = logits + b * k;
     std::fill(z, z + k, 0.0f);
     kernels_.sum(weight_.data(), k, row, z);
@@ -131,14 +105,11 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
                              double eta, int thread) {
   const int k = outputs_;
   const double batch = static_cast<double>(rows.size());
-  ThreadState& t = threads_[thread];
+  const bool l1 = penalty_.has_l1();
   // Pending L1 must land before the gradient (forward() normally did it).
-  if (l1_ > 0)
-    for (const Index r : rows) catch_up_l1(x.row(r), l1_of(thread));
-  const double a = 1.0 - eta * l2_;
-  t.decay *= a;
-  t.view = threads_.size() == 1 ? t.decay : t.view * std::pow(a, double(threads_.size()));
-  const double scale = scale_of(thread);
+  if (l1)
+    for (const Index r : rows) penalty_.catch_up(weight_.data(), x.row(r), penalty_.l1_of(thread));
+  const double scale = penalty_.decay(thread, eta);
   const float c = static_cast<float>(-eta / (batch * scale));
   for (std::size_t b = 0; b < rows.size(); ++b)
     kernels_.scatter(weight_.data(), k, x.row(rows[b]), grads + b * k, c);
@@ -147,10 +118,10 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
     for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
     bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
   }
-  if (l1_ > 0) {
-    t.l1_added += eta * l1_ / scale;
-    const double total = l1_of(thread);
-    for (const Index r : rows) catch_up_l1(x.row(r), total);
+  if (l1) {
+    penalty_.add_l1(thread, eta, scale);
+    const double total = penalty_.l1_of(thread);
+    for (const Index r : rows) penalty_.catch_up(weight_.data(), x.row(r), total);
   }
   if (averaging_) {
     // A -= C_(tau-1) dv with dv = x (c g): the same scatter, coefficient -C c.
@@ -162,29 +133,21 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
     ++avg_steps_;
   }
   // Alone, a thread may fold at once; with others, only merge() may.
-  if (threads_.size() == 1 && scale < kMinScale) flush();
+  if (penalty_.threads() == 1 && scale < 1e-6) flush();
 }
 
 void EmbeddingBagLayer::catch_up_range(const CsrMatrix& x, std::span<const Index> rows, Index lo,
                                        Index hi) {
-  if (l1_ <= 0) return;
-  const double total = l1_of(0);
-  for (const Index r : rows) {
-    const RowView row = x.row(r);
-    for (const Index j : row.indices) {
-      if (j < lo || j >= hi) continue;
-      const double pending = total - l1_applied_[j];
-      if (pending <= 0) continue;
-      l1_applied_[j] = total;
-      shrink_row(weight_.data() + static_cast<std::size_t>(j) * outputs_, outputs_, pending);
-    }
-  }
+  if (!penalty_.has_l1()) return;
+  const double total = penalty_.l1_of(0);
+  for (const Index r : rows)
+    for (const Index j : x.row(r).indices)
+      if (j >= lo && j < hi) penalty_.catch_up(weight_.data(), j, total);
 }
 
 float EmbeddingBagLayer::begin_step(double eta, std::size_t batch) {
-  threads_[0].decay *= 1.0 - eta * l2_;
-  threads_[0].view = threads_[0].decay;
-  return static_cast<float>(-eta / (static_cast<double>(batch) * scale_of(0)));
+  const double scale = penalty_.decay(0, eta);
+  return static_cast<float>(-eta / (static_cast<double>(batch) * scale));
 }
 
 void EmbeddingBagLayer::scatter_range(const CsrMatrix& x, std::span<const Index> rows,
@@ -202,16 +165,11 @@ void EmbeddingBagLayer::end_step(std::span<const Index> rows, const float* grads
     for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
     bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
   }
-  if (l1_ > 0) threads_[0].l1_added += eta * l1_ / scale_of(0);
+  if (penalty_.has_l1()) penalty_.add_l1(0, eta, penalty_.scale_of(0));
 }
 
 void EmbeddingBagLayer::merge() {
-  for (ThreadState& t : threads_) {
-    scale_ *= t.decay;
-    l1_total_ += t.l1_added;
-    t = ThreadState{};
-  }
-  if (scale_ < kMinScale) fold();
+  if (penalty_.merge()) fold();
 }
 
 void EmbeddingBagLayer::flush() {
@@ -221,17 +179,15 @@ void EmbeddingBagLayer::flush() {
 
 float EmbeddingBagLayer::take_scale() {
   merge();
-  if (l1_ > 0 || averaging_) {  // their folds read the stored weights as they are
+  if (penalty_.has_l1() || averaging_) {  // their folds read the stored weights as they are
     fold();
     return 1.0f;
   }
-  const auto s = static_cast<float>(scale_);  // fold() multiplies by this float
-  scale_ = 1.0;
-  return s;
+  return static_cast<float>(penalty_.release_scale());  // fold() multiplies by this float
 }
 
 void EmbeddingBagLayer::start_averaging() {
-  if (threads_.size() > 1 || l1_ > 0)
+  if (penalty_.threads() > 1 || penalty_.has_l1())
     throw Error("averaging needs one thread and no L1 (see optimizer.average)");
   averaging_ = true;
   avg_sum_ = huge_vector<float>(weight_.size());  // read at random, like the weights
@@ -257,26 +213,13 @@ void EmbeddingBagLayer::write_average(std::span<float> weight, std::span<float> 
 }
 
 void EmbeddingBagLayer::fold() {
-  const std::size_t rows = static_cast<std::size_t>(num_features_);
-  const int k = outputs_;
   if (averaging_ && avg_scale_sum_ != 0.0) {
     // Close the lazy sum before the stored weights change units: A += C v.
     for (std::size_t j = 0; j < weight_.size(); ++j)
       avg_sum_[j] = static_cast<float>(avg_sum_[j] + avg_scale_sum_ * weight_[j]);
     avg_scale_sum_ = 0.0;
   }
-  if (l1_ > 0) {
-    for (std::size_t j = 0; j < rows; ++j) {
-      shrink_row(weight_.data() + j * k, k, l1_total_ - l1_applied_[j]);
-      l1_applied_[j] = 0.0;
-    }
-    l1_total_ = 0.0;
-  }
-  if (scale_ != 1.0) {
-    const float s = static_cast<float>(scale_);
-    for (float& w : weight_) w *= s;
-    scale_ = 1.0;
-  }
+  penalty_.fold(weight_);
 }
 
 }  // namespace bagel

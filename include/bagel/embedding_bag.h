@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/lazy_penalty.h"
 
 namespace bagel {
 
@@ -343,29 +344,14 @@ class EmbeddingBagLayer {
   void end_step(std::span<const Index> rows, const float* grads, double eta);
 
  private:
-  struct alignas(64) ThreadState {  // own cache line: no false sharing
-    double decay = 1.0;     // product of this thread's (1 - eta l2) since the last merge
-    double view = 1.0;      // the same with every thread's steps counted (see above)
-    double l1_added = 0.0;  // L1 shrink added since the last merge, stored units
-  };
-  double scale_of(int thread) const { return scale_ * threads_[thread].view; }
-  double l1_of(int thread) const {
-    return l1_total_ + static_cast<double>(threads_.size()) * threads_[thread].l1_added;
-  }
-  void catch_up_l1(RowView row, double total);
   void fold();
 
   std::span<float> weight_;
   std::span<float> bias_;
   Index num_features_;
   int outputs_;
-  double l2_;
-  double l1_;
   detail::BagKernels kernels_;
-  double scale_ = 1.0;              // merged: true weight = scale_ * stored
-  double l1_total_ = 0.0;           // merged U, in stored units
-  std::vector<ThreadState> threads_;
-  std::vector<double> l1_applied_;  // q_j per feature row (only with L1)
+  LazyPenalty penalty_;             // L2 scale, L1 totals, the threads' views
   bool averaging_ = false;
   std::vector<float> avg_sum_;       // A: sum of the weights, lazily (stored units)
   std::vector<double> avg_bias_;     // sum of the biases
