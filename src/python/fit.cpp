@@ -30,7 +30,10 @@ TrainConfig parse_config(const FitRequest& r) {
   doc["train"] = {{"features", kInMemory}};
   if (r.valid) doc["valid"] = {{"features", kInMemory}};
   try {
-    return parse_train_config(doc, "/");
+    TrainConfig c = parse_train_config(doc, "/");
+    c.resolved["train"]["features"] = kInMemory;  // not a path: no folder to resolve against
+    if (r.valid) c.resolved["valid"]["features"] = kInMemory;
+    return c;
   } catch (const ConfigError& e) {
     if (e.field() == "optimizer.patience" && !r.valid)
       throw ConfigError("patience", "early stopping needs an eval_set=(X_valid, y_valid)");
