@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "bagel/error.h"
+#include "bagel/float_env.h"
 #include "bagel/labels.h"
 #include "bagel/model.h"
 #include "bagel/predict.h"
@@ -19,18 +20,31 @@ namespace bagel::python {
 
 namespace {
 
-// Rows of `x` through `predict_rows` (predict_proba_chunk or
-// predict_logits_chunk), width columns a row, without the GIL.
-template <typename PredictRows>
+// Below this many non-zeros prediction takes a few microseconds: it runs
+// on the calling thread, holding the GIL, straight into the numpy result.
+// Releasing and retaking the GIL, and entering an OpenMP region, would cost
+// more than the work (measured: two futex calls and ~5 us a one-row call).
+constexpr std::int64_t kSmallInput = 1 << 14;
+
+// Rows of `x` through `rows_fn` (predict_proba_rows or predict_logits_rows)
+// for small inputs, else `chunk_fn` (the parallel *_chunk) without the GIL;
+// `width` columns a row.
+template <typename RowsFn, typename ChunkFn>
 py::array_t<double> predict_with(const Model& model, const IndexArray& indptr,
                                  const IndexArray& indices, const FloatArray& data, Index cols,
-                                 int threads, int width, PredictRows predict_rows) {
+                                 int threads, int width, RowsFn rows_fn, ChunkFn chunk_fn) {
   const CsrMatrix x = csr_view(indptr, indices, data, cols, "X");
   check_features_fit(model, x, "X");
+  if (x.nonZeros() < kSmallInput) {
+    py::array_t<double> out({static_cast<py::ssize_t>(x.rows()), static_cast<py::ssize_t>(width)});
+    const DenormalsAreZero flush_denormals;
+    rows_fn(model, x, 0, x.rows(), out.mutable_data());
+    return out;
+  }
   std::vector<double> out;
   {
     py::gil_scoped_release no_gil;
-    out = predict_rows(model, x, 0, x.rows(), threads);
+    out = chunk_fn(model, x, 0, x.rows(), threads);
   }
   return to_numpy(std::move(out), x.rows(), width);
 }
@@ -170,7 +184,7 @@ PYBIND11_MODULE(_core, m) {
         [](const Model& mo, const IndexArray& indptr, const IndexArray& indices, const FloatArray& data,
            Index cols, int threads) {
           return predict_with(mo, indptr, indices, data, cols, threads, mo.num_classes(),
-                              &predict_proba_chunk);
+                              &predict_proba_rows, &predict_proba_chunk);
         },
         py::arg("model"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),
         py::arg("data").noconvert(), py::arg("n_columns"), py::arg("threads"));
@@ -179,7 +193,7 @@ PYBIND11_MODULE(_core, m) {
         [](const Model& mo, const IndexArray& indptr, const IndexArray& indices, const FloatArray& data,
            Index cols, int threads) {
           return predict_with(mo, indptr, indices, data, cols, threads, mo.num_outputs,
-                              &predict_logits_chunk);
+                              &predict_logits_rows, &predict_logits_chunk);
         },
         py::arg("model"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),
         py::arg("data").noconvert(), py::arg("n_columns"), py::arg("threads"));

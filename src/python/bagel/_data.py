@@ -15,6 +15,8 @@ import scipy.sparse as sp
 INDEX = np.int32
 VALUE = np.float32
 _INDEX_LIMIT = np.iinfo(INDEX).max
+# scipy's CSR matrix and, from scipy 1.8, its array twin.
+_CSR_TYPES = tuple(t for t in (getattr(sp, "csr_matrix", None), getattr(sp, "csr_array", None)) if t)
 
 
 def _as_index(a: np.ndarray, what: str) -> np.ndarray:
@@ -45,5 +47,5 @@ def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
 def is_ready_csr(X) -> bool:
     """A scipy CSR matrix with int32 indices: predict may skip check_array
     (bagel's core validates the arrays itself) and convert only its data."""
-    return (sp.isspmatrix_csr(X) or type(X).__name__ == "csr_array") and \
+    return isinstance(X, _CSR_TYPES) and \
         X.indices.dtype == INDEX and X.indptr.dtype == INDEX and X.data.dtype.kind in "biuf"
