@@ -56,3 +56,40 @@ def test_ctrl_c_raises_keyboard_interrupt_and_leaves_it_unfitted(interrupted_fit
 def test_ctrl_c_stops_within_a_second(interrupted_fit):
     _, seconds = interrupted_fit
     assert seconds is not None and seconds < 1.0, f"took {seconds:.1f} s"
+
+
+def test_fit_releases_the_gil():
+    """Another Python thread keeps running while fit trains."""
+    import threading
+
+    import numpy as np
+    import scipy.sparse as sp
+
+    import bagel
+
+    rng = np.random.default_rng(0)
+    rows, cols, per_row = 50_000, 1 << 16, 30
+    indptr = np.arange(0, rows * per_row + 1, per_row, dtype=np.int32)
+    indices = rng.integers(0, cols, rows * per_row, dtype=np.int32)
+    x = sp.csr_matrix((np.ones(rows * per_row, np.float32), indices, indptr), shape=(rows, cols))
+    y = rng.integers(0, 5, rows)
+    ticks = 0
+    done = threading.Event()
+
+    def count():
+        nonlocal ticks
+        while not done.is_set():
+            ticks += 1
+            time.sleep(0.001)
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    t0 = time.monotonic()
+    bagel.BagelClassifier(epochs=20, learning_rate=0.05, threads=1).fit(x, y)
+    seconds = time.monotonic() - t0
+    done.set()
+    counter.join()
+    # A held GIL would leave the counter at a tick or two (5 ms switch interval
+    # at best); released, it ticks about every millisecond throughout.
+    assert seconds > 0.2, "fit too short to tell"
+    assert ticks > seconds * 1000 * 0.3, (ticks, seconds)
