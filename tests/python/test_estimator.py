@@ -211,6 +211,8 @@ def test_unknown_class_in_eval_set_is_a_value_error_naming_the_row(multi):
     yva[4] = "gardening"
     with pytest.raises(ValueError, match=r"eval_set: row 5: label 'gardening' is not one of the 6 classes"):
         bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, yva))
+    with pytest.raises(ValueError, match=r"eval_set: row 1: label '3' is not one of the 6 classes"):
+        bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, np.full(xva.shape[0], 3)))
 
 
 def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):

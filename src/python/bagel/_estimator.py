@@ -174,9 +174,13 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
     def _encode(y, classes, source) -> np.ndarray:
         """Class ids of y; a label that is not a class is an error naming its
         row, as `bagel train` names the line of a valid labels file."""
-        ids = np.searchsorted(classes, y)
-        ids[ids == len(classes)] = 0
-        bad = np.flatnonzero(classes[ids] != y)
+        y = np.asarray(y)
+        if (classes.dtype.kind in "biuf") != (y.dtype.kind in "biuf"):
+            ids, bad = np.zeros(len(y), np.int32), np.arange(len(y))  # strings against numbers
+        else:
+            ids = np.searchsorted(classes, y)
+            ids[ids == len(classes)] = 0
+            bad = np.flatnonzero(classes[ids] != y)
         if bad.size:
             row = int(bad[0])
             raise ValueError(f"{source}: row {row + 1}: label '{y[row]}' is not one of the "
