@@ -50,11 +50,10 @@ py::array_t<double> predict_with(const Model& model, const IndexArray& indptr,
 }
 
 // A read-only numpy view of a model's array, kept alive by the model.
-py::array_t<float> model_array(const Model& m, const std::vector<float>& values,
-                               std::vector<py::ssize_t> shape, py::handle owner) {
+py::array_t<float> model_array(const std::vector<float>& values, std::vector<py::ssize_t> shape,
+                               py::handle owner) {
   py::array_t<float> a(shape, values.data(), owner);
   py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
-  (void)m;
   return a;
 }
 
@@ -112,8 +111,8 @@ std::optional<SplitArrays> split_of(const py::object& o) {
 void register_errors(py::module_& m) {
   // A bad parameter is both a ValueError and a TypeError, as scikit-learn's
   // InvalidParameterError is: callers may catch either.
-  static py::exception<ConfigError> invalid_parameter(m, "InvalidParameterError", PyExc_ValueError);
-  py::setattr(invalid_parameter, "__bases__", py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_TypeError)));
+  const py::tuple bases = py::make_tuple(py::handle(PyExc_ValueError), py::handle(PyExc_TypeError));
+  static py::exception<ConfigError> invalid_parameter(m, "InvalidParameterError", bases);
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -145,11 +144,11 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("num_outputs", &Model::num_outputs)
       .def_property_readonly("weight", [](py::object self) {
         const Model& mo = self.cast<const Model&>();
-        return model_array(mo, mo.weight, {mo.num_features, mo.num_outputs}, self);
+        return model_array(mo.weight, {mo.num_features, mo.num_outputs}, self);
       }, "(num_features, num_outputs) float32, read-only: the embedding layout E = W.T")
       .def_property_readonly("bias", [](py::object self) {
         const Model& mo = self.cast<const Model&>();
-        return model_array(mo, mo.bias, {mo.num_outputs}, self);
+        return model_array(mo.bias, {mo.num_outputs}, self);
       })
       .def_property_readonly("config_json", [](const Model& mo) { return mo.config.dump(); })
       .def_property_readonly("training_json", [](const Model& mo) { return mo.training.dump(); })
