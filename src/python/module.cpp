@@ -20,11 +20,12 @@ namespace bagel::python {
 
 namespace {
 
-// Below this many non-zeros prediction takes a few microseconds: it runs
-// on the calling thread, holding the GIL, straight into the numpy result.
-// Releasing and retaking the GIL, and entering an OpenMP region, would cost
-// more than the work (measured: two futex calls and ~5 us a one-row call).
-constexpr std::int64_t kSmallInput = 1 << 14;
+// Below this many multiply-adds (non-zeros x outputs, ~100 us) prediction
+// runs on the calling thread, holding the GIL, straight into the numpy
+// result. Releasing and retaking the GIL, and entering an OpenMP region,
+// would cost more than a few rows' work (measured: two futex calls and
+// ~5 us of a one-row call that took 7.6 us).
+constexpr std::int64_t kSmallWork = std::int64_t{1} << 18;
 
 // Rows of `x` through `rows_fn` (predict_proba_rows or predict_logits_rows)
 // for small inputs, else `chunk_fn` (the parallel *_chunk) without the GIL;
@@ -35,7 +36,7 @@ py::array_t<double> predict_with(const Model& model, const IndexArray& indptr,
                                  int threads, int width, RowsFn rows_fn, ChunkFn chunk_fn) {
   const CsrMatrix x = csr_view(indptr, indices, data, cols, "X");
   check_features_fit(model, x, "X");
-  if (x.nonZeros() < kSmallInput) {
+  if (x.nonZeros() * model.num_outputs < kSmallWork) {
     py::array_t<double> out({static_cast<py::ssize_t>(x.rows()), static_cast<py::ssize_t>(width)});
     const DenormalsAreZero flush_denormals;
     rows_fn(model, x, 0, x.rows(), out.mutable_data());
