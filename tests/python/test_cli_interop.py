@@ -73,3 +73,13 @@ def test_python_and_cli_train_the_same_model_from_the_same_config(multi, tmp_pat
     py = bagel.BagelClassifier(**cli.get_params()).fit(*multi["train"])
     np.testing.assert_array_equal(py.coef_, cli.coef_)
     np.testing.assert_array_equal(py.intercept_, cli.intercept_)
+
+
+def test_boolean_labels_round_trip_as_their_names(tmp_path):
+    x = np.eye(6)
+    y = np.array([True, False] * 3)
+    clf = bagel.BagelClassifier().fit(x, y)
+    assert clf.predict(x).dtype == bool
+    clf.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["classes"] == ["False", "True"]
+    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict(x), clf.predict(x).astype(str))

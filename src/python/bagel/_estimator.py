@@ -155,7 +155,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         valid = None if eval_set is None else self._eval_split(eval_set, classes)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=VALUE)
-        numeric = classes.dtype.kind in "biuf"
+        numeric = classes.dtype.kind in "iuf"  # bools are named "False", "True"
         names = [_class_name(c) for c in classes]
         model, lines = _core.fit(self._config_json(overrides or {}), train, valid, names, numeric,
                                  sample_weight, start, bool(self.verbose))
