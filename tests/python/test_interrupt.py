@@ -89,7 +89,7 @@ def test_fit_releases_the_gil():
     seconds = time.monotonic() - t0
     done.set()
     counter.join()
-    # A held GIL would leave the counter at a tick or two (5 ms switch interval
-    # at best); released, it ticks about every millisecond throughout.
+    # A GIL held through fit would leave the counter at a tick or two;
+    # released, it ticks about every millisecond (less on a busy machine).
     assert seconds > 0.2, "fit too short to tell"
-    assert ticks > seconds * 1000 * 0.3, (ticks, seconds)
+    assert ticks >= 20, (ticks, seconds)
