@@ -94,7 +94,42 @@ Dataset encode(const std::string& name, LabeledData data, const Classes& classes
   return d;
 }
 
+// Row weights from the config's class weights and the rows' own weights.
+void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
+                std::span<const float> sample_weight) {
+  data.class_weight = class_weights(optimizer.class_weight, data.classes, data.train.y);
+  data.train.weight = row_weights(data.class_weight, data.train.y, sample_weight);
+}
+
+// What a file reader checks, for arrays that did not come from a file.
+void check_in_memory(const Dataset& d, std::size_t num_classes) {
+  d.x.validate(d.name);
+  if (static_cast<std::int64_t>(d.y.size()) != d.x.rows())
+    throw FileError(d.name, "has " + std::to_string(d.y.size()) + " labels but " +
+                                std::to_string(d.x.rows()) + " rows");
+  for (std::size_t i = 0; i < d.y.size(); ++i)
+    if (d.y[i] < 0 || static_cast<std::size_t>(d.y[i]) >= num_classes)
+      throw FileError(d.name, "row " + std::to_string(i + 1) + ": class id " +
+                                  std::to_string(d.y[i]) + " is not in [0, " +
+                                  std::to_string(num_classes) + ")");
+}
+
 }  // namespace
+
+TrainingData in_memory_training_data(const TrainConfig& config, Classes classes, Dataset train,
+                                     std::optional<Dataset> valid,
+                                     std::span<const float> sample_weight) {
+  check_in_memory(train, classes.size());
+  if (valid) check_in_memory(*valid, classes.size());
+  if (!sample_weight.empty())
+    check_sample_weights(sample_weight, train.x.rows(), train.name + " sample_weight");
+  TrainingData out;
+  out.classes = std::move(classes);
+  out.train = std::move(train);
+  out.valid = std::move(valid);
+  weigh_rows(out, config.optimizer, sample_weight);
+  return out;
+}
 
 TrainingData load_training_data(const TrainConfig& config) {
   const auto t0 = std::chrono::steady_clock::now();
@@ -102,11 +137,10 @@ TrainingData load_training_data(const TrainConfig& config) {
   LabeledData train_raw = load_labeled(config.train);
   out.classes = Classes::fit(train_raw.labels);
   out.train = encode("train", std::move(train_raw), out.classes);
-  out.class_weight = class_weights(config.optimizer.class_weight, out.classes, out.train.y);
   std::vector<float> sample_weight;
   if (!config.train.sample_weights.empty())
     sample_weight = read_sample_weights(config.train.sample_weights, out.train.x.rows());
-  out.train.weight = row_weights(out.class_weight, out.train.y, sample_weight);
+  weigh_rows(out, config.optimizer, sample_weight);
   if (config.valid) out.valid = encode("valid", load_labeled(*config.valid), out.classes);
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

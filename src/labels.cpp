@@ -266,7 +266,7 @@ Classes Classes::fit(const RawLabels& labels) {
   }
   if (classes.size() < 2) {
     std::string found = "found " + std::to_string(classes.size());
-    if (classes.size() == 1) found += ": " + in_quotes(classes.names[0]);
+    if (classes.size() == 1) found += " class: " + in_quotes(classes.names[0]);
     throw FileError(labels.source, "needs at least 2 classes, " + found);
   }
   return classes;

@@ -25,24 +25,55 @@ void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Ind
   }
 }
 
-std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, Index begin,
-                                        Index end, int threads) {
-  const int c = model.num_classes();
-  std::vector<double> proba(static_cast<std::size_t>(end - begin) * c);
+namespace {
+
+// Runs rows_fn(b, e, out + (b - begin) * width) over blocks of rows [begin,
+// end), in parallel when the input is large enough to pay for waking threads.
+template <typename RowsFn>
+std::vector<double> by_row_blocks(const CsrMatrix& x, Index begin, Index end, int width,
+                                  int threads, RowsFn rows_fn) {
+  std::vector<double> out(static_cast<std::size_t>(end - begin) * width);
   constexpr Index kBlock = 1024;  // rows per task: enough work to amortise scheduling
-  const int nthreads = threads > 0 ? threads : usable_cores();
-  // Waking threads costs tens of microseconds: small inputs run on one.
+  // Waking threads costs tens of microseconds, and counting the cores reads
+  // /proc and /sys: small inputs (one row from Python) run on one.
   const bool parallel = x.indptr()[end] - x.indptr()[begin] > (1 << 18);
+  const int nthreads = parallel ? resolve_threads(threads) : 1;
 #pragma omp parallel num_threads(nthreads) if (parallel)
   {
     const DenormalsAreZero flush_denormals;
 #pragma omp for schedule(dynamic, 1)
     for (Index b = begin; b < end; b += kBlock) {
       const Index e = std::min(end, b + kBlock);
-      predict_proba_rows(model, x, b, e, proba.data() + static_cast<std::size_t>(b - begin) * c);
+      rows_fn(b, e, out.data() + static_cast<std::size_t>(b - begin) * width);
     }
   }
-  return proba;
+  return out;
+}
+
+}  // namespace
+
+std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, Index begin,
+                                        Index end, int threads) {
+  return by_row_blocks(x, begin, end, model.num_classes(), threads,
+                       [&](Index b, Index e, double* out) { predict_proba_rows(model, x, b, e, out); });
+}
+
+void predict_logits_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
+                         double* logits) {
+  const int k = model.num_outputs;
+  std::vector<float> z(k);
+  const detail::BagKernels kernels = detail::BagKernels::for_outputs(k);
+  for (Index r = begin; r < end; ++r) {
+    if (r + 1 < end) prefetch_rows(model.weight.data(), k, x.row(r + 1));
+    embedding_bag_forward(kernels, model.weight.data(), model.bias.data(), k, x.row(r), z.data());
+    std::copy(z.begin(), z.end(), logits + static_cast<std::size_t>(r - begin) * k);
+  }
+}
+
+std::vector<double> predict_logits_chunk(const Model& model, const CsrMatrix& x, Index begin,
+                                         Index end, int threads) {
+  return by_row_blocks(x, begin, end, model.num_outputs, threads,
+                       [&](Index b, Index e, double* out) { predict_logits_rows(model, x, b, e, out); });
 }
 
 std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int threads) {

@@ -64,6 +64,19 @@ std::vector<float> read_sample_weights(const std::string& path, std::int64_t row
   return w;
 }
 
+void check_sample_weights(std::span<const float> weights, std::int64_t rows,
+                          const std::string& source) {
+  if (static_cast<std::int64_t>(weights.size()) != rows)
+    throw FileError(source, "has " + std::to_string(weights.size()) +
+                                " weights but the training data has " + std::to_string(rows) +
+                                " rows");
+  for (std::size_t i = 0; i < weights.size(); ++i)
+    if (!std::isfinite(weights[i]) || weights[i] < 0)
+      throw FileError(source, "row " + std::to_string(i + 1) +
+                                  ": expected a finite weight >= 0, found " +
+                                  std::to_string(weights[i]));
+}
+
 std::vector<float> row_weights(std::span<const double> class_weight,
                                std::span<const std::int32_t> y, std::span<const float> sample) {
   std::vector<float> w(y.size());

@@ -186,10 +186,6 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
 
 }  // namespace
 
-int training_threads(const OptimizerConfig& c, std::int64_t rows) {
-  return plan_training(c, LayerKind::kSparse, rows).threads;
-}
-
 void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng) {
   for (std::size_t i = rows.size(); i > 1; --i) {
     // Lemire's multiply-shift: uniform in [0, i) with rejection of the biased tail.

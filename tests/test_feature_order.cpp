@@ -12,6 +12,7 @@
 #include "bagel/feature_order.h"
 #include "bagel/train_plan.h"
 #include "bagel/npz.h"
+#include "bagel/pipeline.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
 #include "train_helpers.h"
@@ -156,13 +157,16 @@ TEST(FeatureOrder, PaysOffOnlyWhenEachWeightHasOneWriter) {
   EXPECT_FALSE(reorder_pays_off(c, LayerKind::kSparse, 1));
 }
 
-// What `bagel train` does with optimizer.reorder_features.
-Model train_reordered(Dataset& d, int classes, const OptimizerConfig& c) {
-  const FeatureOrder order = FeatureOrder::by_frequency(d.x, d.x.cols());
-  order.apply(d.x);
-  Model m = train_sparse(d, classes, c);
-  order.restore(m);
-  return m;
+// Trains as `bagel train` and the Python estimator do: through the library's
+// pipeline, which relabels when reorder_pays_off() says so.
+TrainResult train_by_pipeline(Dataset d, int classes, const OptimizerConfig& c) {
+  TrainConfig config;
+  config.optimizer = c;
+  Classes names;
+  for (int i = 0; i < classes; ++i) names.names.push_back(std::to_string(i));
+  names.numeric = true;
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  return train(config, in_memory_training_data(config, names, std::move(d), std::nullopt, {}), quiet);
 }
 
 struct Mode {
@@ -187,7 +191,6 @@ TEST_P(ReorderedTraining, GivesTheSameModelBitForBit) {
   spec.seed = 9;
   SyntheticData s = make_synthetic(spec);
   Dataset plain{"train", std::move(s.x), std::move(s.y)};
-  Dataset relabelled{"train", plain.x.clone(), plain.y};
   OptimizerConfig c;
   c.epochs = 2;
   c.learning_rate = 0.05;
@@ -198,14 +201,79 @@ TEST_P(ReorderedTraining, GivesTheSameModelBitForBit) {
   c.deterministic = mode.deterministic;
   c.deterministic_method = mode.method;
   c.batch_size = mode.batch;
+  c.reorder_features = false;
   const Model a = train_sparse(plain, classes, c);
-  const Model b = train_reordered(relabelled, classes, c);
-  // The relabelling really moved features (else the test proves nothing).
+  c.reorder_features = true;
+  const TrainResult b =
+      train_by_pipeline(Dataset{"train", plain.x.clone(), plain.y}, classes, c);
+  // The pipeline relabelled exactly where it pays off (else the comparison
+  // proves nothing about relabelling).
+  EXPECT_EQ(b.model.training["features_reordered"].get<bool>(),
+            plan_training(c, LayerKind::kSparse, spec.rows).reorder_features);
+  ASSERT_EQ(a.weight.size(), b.model.weight.size());
+  EXPECT_EQ(std::memcmp(a.weight.data(), b.model.weight.data(), a.weight.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(a.bias.data(), b.model.bias.data(), a.bias.size() * sizeof(float)), 0);
+}
+
+TEST(ReorderedTraining, ExactThreadsWouldGiveTheSameModelIfRelabelled) {
+  // The pipeline does not relabel for deterministic "exact" threads (it runs
+  // slower there), but the promise holds: relabelled by hand, same bits.
+  SyntheticSpec spec;
+  spec.rows = 4000;
+  spec.features = 3000;
+  spec.nnz_per_row = 25;
+  spec.classes = 5;
+  spec.seed = 9;
+  SyntheticData s = make_synthetic(spec);
+  Dataset plain{"train", std::move(s.x), std::move(s.y)};
+  Dataset relabelled{"train", plain.x.clone(), plain.y};
+  OptimizerConfig c;
+  c.epochs = 2;
+  c.learning_rate = 0.05;
+  c.l2 = 1e-4;
+  c.seed = 3;
+  c.threads = 2;
+  c.deterministic = true;
+  c.deterministic_method = DeterministicMethod::kExact;
+  c.batch_size = kExactMinBatch;
+  const Model a = train_sparse(plain, spec.classes, c);
+  const FeatureOrder order = FeatureOrder::by_frequency(relabelled.x, relabelled.x.cols());
+  order.apply(relabelled.x);
   EXPECT_FALSE(std::equal(plain.x.indices().begin(), plain.x.indices().end(),
                           relabelled.x.indices().begin()));
-  ASSERT_EQ(a.weight.size(), b.weight.size());
+  Model b = train_sparse(relabelled, spec.classes, c);
+  order.restore(b);
   EXPECT_EQ(std::memcmp(a.weight.data(), b.weight.data(), a.weight.size() * sizeof(float)), 0);
-  EXPECT_EQ(std::memcmp(a.bias.data(), b.bias.data(), a.bias.size() * sizeof(float)), 0);
+}
+
+TEST(ReorderedTraining, ContinuedTrainingStartsFromTheModelsOwnWeights) {
+  // partial_fit: the second call relabels its chunk, so the learnt weights
+  // must be renumbered with it; else the model would forget what it learnt.
+  SyntheticSpec spec;
+  spec.rows = 3000;
+  spec.features = 2000;
+  spec.nnz_per_row = 20;
+  spec.classes = 3;
+  spec.seed = 5;
+  SyntheticData s = make_synthetic(spec);
+  Dataset d{"train", std::move(s.x), std::move(s.y)};
+  OptimizerConfig c;
+  c.epochs = 1;
+  c.learning_rate = 0.05;
+  c.seed = 3;
+  c.threads = 1;
+  c.reorder_features = false;
+  Model a = train_sparse(d, spec.classes, c);
+  train_sparse_more(a, d, c);
+  c.reorder_features = true;
+  TrainConfig config;
+  config.optimizer = c;
+  Classes names{{"0", "1", "2"}, true};
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  const TrainResult first = train(config, in_memory_training_data(config, names, Dataset{"train", d.x.clone(), d.y}, std::nullopt, {}), quiet);
+  ASSERT_TRUE(first.model.training["features_reordered"].get<bool>());
+  const TrainResult second = train(first.model, config, in_memory_training_data(config, names, Dataset{"train", d.x.clone(), d.y}, std::nullopt, {}), quiet);
+  EXPECT_EQ(std::memcmp(a.weight.data(), second.model.weight.data(), a.weight.size() * sizeof(float)), 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -81,7 +81,7 @@ TEST(DenormalsAreZero, SetsTheModeAndRestoresTheCallersMode) {
 
 TEST(DenormalsAreZero, EveryTrainingModeFlushesInEveryThread) {
   start_workers_in_default_mode();
-  const Dataset d = tiny_values(4000);  // 4000 rows: training_threads allows 2 threads
+  const Dataset d = tiny_values(4000);  // 4000 rows: the plan allows 2 threads
   struct Mode {
     const char* name;
     OptimizerConfig c;

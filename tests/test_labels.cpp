@@ -262,7 +262,7 @@ TEST(LabelsClasses, OneClassIsAnErrorNamingSourceAndClass) {
   const std::string message =
       error_of([] { Classes::fit(make_labels(Names{"spam", "spam"}, "train.txt")); });
   EXPECT_NE(message.find("train.txt"), std::string::npos) << message;
-  EXPECT_NE(message.find("needs at least 2 classes, found 1: 'spam'"), std::string::npos)
+  EXPECT_NE(message.find("needs at least 2 classes, found 1 class: 'spam'"), std::string::npos)
       << message;
 }
 

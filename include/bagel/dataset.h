@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,5 +66,15 @@ struct TrainingData {
   double load_seconds = 0;
 };
 TrainingData load_training_data(const TrainConfig& config);
+
+// The same from data already in memory (the Python estimator's arrays):
+// `train` and `valid` hold encoded labels for `classes`; `sample_weight` is
+// one weight per training row, or empty for all 1. Checks what a file
+// reader would (the CSR invariants, a label id per row within the classes,
+// finite weights >= 0), naming each split by its name; the row weights are
+// set as load_training_data sets them.
+TrainingData in_memory_training_data(const TrainConfig& config, Classes classes, Dataset train,
+                                     std::optional<Dataset> valid,
+                                     std::span<const float> sample_weight);
 
 }  // namespace bagel

@@ -20,6 +20,15 @@ void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Ind
 std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, Index begin,
                                         Index end, int threads = 0);
 
+// The logits z = x W.T + b of rows [begin, end): (end-begin) x num_outputs,
+// row-major (scikit-learn's decision_function: one column for binary
+// models, the score of classes[1]). predict_proba is the sigmoid or softmax
+// of these same float logits.
+void predict_logits_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
+                         double* logits);
+std::vector<double> predict_logits_chunk(const Model& model, const CsrMatrix& x, Index begin,
+                                         Index end, int threads = 0);
+
 // All rows, in parallel.
 std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int threads = 0);
 

@@ -32,6 +32,11 @@ std::vector<double> class_weights(const ClassWeightSpec& spec, const Classes& cl
 // the file and line.
 std::vector<float> read_sample_weights(const std::string& path, std::int64_t rows);
 
+// The same checks on weights already in memory: exactly `rows` of them,
+// each finite and >= 0. Errors name `source` and the row.
+void check_sample_weights(std::span<const float> weights, std::int64_t rows,
+                          const std::string& source);
+
 // w_i = class_weight[y_i] * sample[i] (sample empty: 1). Empty when every
 // weight is 1, so that unweighted training takes no extra step.
 std::vector<float> row_weights(std::span<const double> class_weight,

@@ -59,9 +59,6 @@ struct TrainingSummary {
 
 nlohmann::json summary_to_json(const TrainingSummary& s);
 
-// Threads training runs on: plan_training(...).threads.
-int training_threads(const OptimizerConfig& c, std::int64_t rows);
-
 // Seeded Fisher-Yates with an explicit bounded draw (Lemire), so the order is
 // the same on every platform and standard library.
 void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng);

@@ -1,0 +1,37 @@
+// The training pipeline that `bagel train` and the Python estimator share:
+// number the features by frequency when that pays off, train, evaluate on
+// the train and valid splits, give the model its feature numbers back and
+// record the run in model.training. Callers only load (or wrap) the data
+// and print.
+#pragma once
+
+#include <optional>
+
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/metrics.h"
+#include "bagel/model.h"
+#include "bagel/progress.h"
+#include "bagel/trainer.h"
+
+namespace bagel {
+
+struct TrainResult {
+  Model model;                      // config and training summary filled in
+  TrainingSummary summary;          // seconds include the feature relabelling
+  Metrics train_metrics;
+  std::optional<Metrics> valid_metrics;
+};
+
+// Trains a new model on `data`. The data is taken by value because the
+// relabelling rewrites its indices (a borrowed array is copied first, never
+// written): a caller keeping it would hold renumbered features.
+TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress);
+
+// The same, from `start`'s weights rather than zeros (more data for a model
+// already trained: scikit-learn's partial_fit). `start` must have data's
+// classes and at least as many features as data's columns; ConfigError
+// otherwise.
+TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress);
+
+}  // namespace bagel

@@ -1,0 +1,108 @@
+#include "bagel/pipeline.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "bagel/error.h"
+#include "bagel/feature_order.h"
+#include "bagel/train_plan.h"
+#include "bagel/huge_pages.h"
+#include "bagel/predict.h"
+
+namespace bagel {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+void check_start(const Model& start, const TrainingData& data) {
+  if (start.classes != data.classes.names)
+    throw ConfigError("classes", "the data's classes differ from the model's (" +
+                                     std::to_string(data.classes.size()) + " against " +
+                                     std::to_string(start.num_classes()) + ")");
+  const Index cols = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
+  if (cols > start.num_features)
+    throw ConfigError("features", "the data has " + std::to_string(cols) +
+                                      " features (columns), but the model has " +
+                                      std::to_string(start.num_features));
+}
+
+// Moves weight row j to row new_of_old[j]: the inverse of FeatureOrder::restore,
+// so that a model that has learnt already starts from its own weights.
+void renumber_weights(Model& model, const FeatureOrder& order) {
+  const auto k = static_cast<std::size_t>(model.num_outputs);
+  const std::span<const Index> new_of_old = order.new_of_old();
+  std::vector<float> moved = huge_vector<float>(model.weight.size());
+  for (std::size_t j = 0; j < static_cast<std::size_t>(model.num_features); ++j)
+    std::copy_n(model.weight.begin() + j * k, k,
+                moved.begin() + static_cast<std::size_t>(new_of_old[j]) * k);
+  model.weight = std::move(moved);
+}
+
+void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
+              const TrainingData& data, bool reordered, double reorder_seconds) {
+  model.config = config.resolved;
+  model.training = summary_to_json(r.summary);
+  model.training["load_seconds"] = data.load_seconds;
+  model.training["features_reordered"] = reordered;
+  model.training["reorder_seconds"] = reorder_seconds;  // part of train_seconds
+  model.training["train_rows"] = data.train.x.rows();
+  if (config.optimizer.class_weight.kind != ClassWeightSpec::Kind::kNone) {
+    nlohmann::json weights = nlohmann::json::object();
+    for (std::size_t c = 0; c < data.classes.size(); ++c)
+      weights[data.classes.names[c]] = data.class_weight[c];
+    model.training["class_weights"] = weights;
+  }
+  model.training["train_nonzeros"] = data.train.x.nonZeros();
+  model.training["train_metrics"] = metrics_to_json(r.train_metrics, model.classes);
+  if (r.valid_metrics)
+    model.training["valid_metrics"] = metrics_to_json(*r.valid_metrics, model.classes);
+  model.training["bagel_version"] = BAGEL_VERSION;
+}
+
+// `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
+TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
+                Progress& progress) {
+  check_start(start, data);
+  Dataset& train = data.train;
+  std::optional<Dataset>& valid = data.valid;
+  // The sparse layer trains on features numbered by frequency (feature_order.h);
+  // the metrics below use the same numbering, then the model gets its own back.
+  const auto t_reorder = Clock::now();
+  std::optional<FeatureOrder> order;
+  if (plan_training(config.optimizer, config.layer, train.x.rows()).reorder_features) {
+    order = FeatureOrder::by_frequency(train.x, start.num_features);
+    order->apply(train.x);
+    if (valid) order->apply(valid->x);
+    if (!from_zeros) renumber_weights(start, *order);
+  }
+  const double reorder_seconds = seconds_since(t_reorder);
+
+  TrainResult r{std::move(start), {}, {}, std::nullopt};
+  r.summary = train_model(r.model, train, valid ? &*valid : nullptr, config.optimizer,
+                          config.layer, progress);
+  r.summary.seconds += reorder_seconds;
+  r.train_metrics = evaluate(r.model, train.x, train.y);
+  if (valid) r.valid_metrics = evaluate(r.model, valid->x, valid->y);
+  if (order) order->restore(r.model);
+  annotate(r.model, r, config, data, order.has_value(), reorder_seconds);
+  return r;
+}
+
+}  // namespace
+
+TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress) {
+  const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
+  Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features);
+  return run(std::move(start), true, config, std::move(data), progress);
+}
+
+TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress) {
+  return run(std::move(start), false, config, std::move(data), progress);
+}
+
+}  // namespace bagel

@@ -1,0 +1,304 @@
+"""BagelClassifier: bagel's training pipeline as a scikit-learn classifier.
+
+The parameters are the optimizer keys of a `bagel train` config, with the
+defaults that bagel's library gives them (read from it, not copied here),
+plus `layer` and `verbose`. Training runs in C++ without the GIL; Ctrl-C
+stops it and leaves the estimator unfitted.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning, NotFittedError
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight
+
+from . import _core
+from ._data import INDEX, VALUE, csr_arrays, is_ready_csr
+
+_DEFAULTS = json.loads(_core.default_parameters())
+# Estimator parameters that are keys of the config's "optimizer" section.
+_OPTIMIZER_KEYS = [k for k in _DEFAULTS if k != "layer"]
+
+
+def _plain(value):
+    """numpy scalars as the Python numbers json writes."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _class_name(label) -> str:
+    """The name bagel's model.json gives a class (labels.h): numbers by
+    their shortest round-trip decimal, so that the CLI reads them back."""
+    if isinstance(label, (numbers.Real, np.number)) and not isinstance(label, (bool, np.bool_)):
+        return _core.number_name(float(label))
+    return str(label)
+
+
+def _classes_from_names(names, numeric: bool) -> np.ndarray:
+    """classes_ of a model read from disk: numbers where bagel found numbers
+    (integers as integers), strings otherwise."""
+    if not numeric:
+        return np.array(names)
+    values = np.array([float(n) for n in names])
+    return values.astype(np.int64) if np.all(values == np.round(values)) else values
+
+
+def _quoted(names, limit=10) -> str:
+    shown = ", ".join(f"'{n}'" for n in names[:limit])
+    return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
+
+
+class BagelClassifier(ClassifierMixin, BaseEstimator):
+    """Logistic regression (sigmoid for two classes, softmax for more) on
+    sparse bag-of-words rows, trained by SGD on an EmbeddingBag-sum layer.
+
+    The parameters mean what the same keys of a `bagel train` config mean
+    (README §3); "auto" epochs and learning rate are chosen from the data.
+    fit(X, y, sample_weight=None, eval_set=(X_valid, y_valid)) takes a scipy
+    CSR matrix, any other sparse format or a dense array; a CSR matrix with
+    float32 data and int32 indices is read in place, without a copy.
+    """
+
+    def __init__(self, *, epochs=_DEFAULTS["epochs"], learning_rate=_DEFAULTS["learning_rate"],
+                 schedule=_DEFAULTS["schedule"], power_t=_DEFAULTS["power_t"],
+                 batch_size=_DEFAULTS["batch_size"], l2=_DEFAULTS["l2"], l1=_DEFAULTS["l1"],
+                 average=_DEFAULTS["average"], average_from=_DEFAULTS["average_from"],
+                 class_weight=_DEFAULTS["class_weight"], threads=_DEFAULTS["threads"],
+                 deterministic=_DEFAULTS["deterministic"],
+                 deterministic_method=_DEFAULTS["deterministic_method"],
+                 reorder_features=_DEFAULTS["reorder_features"], shuffle=_DEFAULTS["shuffle"],
+                 seed=_DEFAULTS["seed"], patience=_DEFAULTS["patience"],
+                 min_delta=_DEFAULTS["min_delta"], layer=_DEFAULTS["layer"], verbose=0):
+        self.epochs = epochs
+        self.learning_rate = learning_rate
+        self.schedule = schedule
+        self.power_t = power_t
+        self.batch_size = batch_size
+        self.l2 = l2
+        self.l1 = l1
+        self.average = average
+        self.average_from = average_from
+        self.class_weight = class_weight
+        self.threads = threads
+        self.deterministic = deterministic
+        self.deterministic_method = deterministic_method
+        self.reorder_features = reorder_features
+        self.shuffle = shuffle
+        self.seed = seed
+        self.patience = patience
+        self.min_delta = min_delta
+        self.layer = layer
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fit
+
+    def fit(self, X, y, sample_weight=None, eval_set=None):
+        """Trains a new model. eval_set=(X_valid, y_valid) gives per-epoch
+        validation metrics and, with patience > 0, early stopping."""
+        self._forget()
+        try:
+            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=True)
+            check_classification_targets(y)
+            classes, y_ids = np.unique(y, return_inverse=True)
+            if len(classes) < 2:
+                raise ValueError(f"y: needs at least 2 classes, found 1 class: '{classes[0]}'")
+            model = self._train(X, y_ids, classes, sample_weight, eval_set, start=None)
+        except BaseException:
+            self._forget()  # an interrupted or failed fit leaves no half-fitted estimator
+            raise
+        self._adopt(model, classes)
+        self.n_iter_ = int(self.training_["epochs_run"])
+        return self
+
+    def partial_fit(self, X, y, classes=None, sample_weight=None):
+        """One pass over a chunk of rows, from the current weights. The first
+        call needs `classes` (every class any chunk will hold). The learning
+        rate, when "auto", is chosen on the first chunk and kept."""
+        first = not hasattr(self, "_model")
+        if first and classes is None:
+            raise ValueError("classes must be passed on the first call to partial_fit")
+        try:
+            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=first)
+            check_classification_targets(y)
+            if first:
+                known = np.unique(classes)
+                if len(known) < 2:
+                    raise ValueError(f"classes: needs at least 2 classes, found {len(known)}")
+            else:
+                known = self.classes_
+                if classes is not None and not np.array_equal(np.unique(classes), known):
+                    raise ValueError(f"classes: {_quoted(list(np.unique(classes)))} differ from "
+                                     f"those of the first partial_fit call, {_quoted(list(known))}")
+            y_ids = self._encode(y, known, "y")
+            overrides = {"epochs": 1, "patience": 0}
+            if not first:  # the rate the model was trained at ("auto" resolved)
+                overrides["learning_rate"] = float(self.training_["learning_rate"])
+            model = self._train(X, y_ids, known, sample_weight, None,
+                                start=None if first else self._model, overrides=overrides)
+        except BaseException:
+            if first:
+                self._forget()
+            raise
+        self._adopt(model, known)
+        self.n_iter_ = 1
+        return self
+
+    def _train(self, X, y_ids, classes, sample_weight, eval_set, start, overrides=None):
+        train = (*csr_arrays(X), y_ids.astype(np.int32, copy=False))
+        valid = None if eval_set is None else self._eval_split(eval_set, classes)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=VALUE)
+        numeric = classes.dtype.kind in "iuf"  # bools are named "False", "True"
+        names = [_class_name(c) for c in classes]
+        model, lines = _core.fit(self._config_json(overrides or {}), train, valid, names, numeric,
+                                 sample_weight, start, bool(self.verbose))
+        for line in lines:
+            warnings.warn(line, ConvergenceWarning, stacklevel=3)
+        return model
+
+    def _eval_split(self, eval_set, classes):
+        if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
+            raise ValueError("eval_set: expected a pair (X_valid, y_valid)")
+        Xv, yv = eval_set
+        Xv, yv = self._validate_data(Xv, yv, accept_sparse="csr", dtype=VALUE, reset=False)
+        return (*csr_arrays(Xv), self._encode(yv, classes, "eval_set"))
+
+    @staticmethod
+    def _encode(y, classes, source) -> np.ndarray:
+        """Class ids of y; a label that is not a class is an error naming its
+        row, as `bagel train` names the line of a valid labels file."""
+        y = np.asarray(y)
+        if (classes.dtype.kind in "biuf") != (y.dtype.kind in "biuf"):
+            ids, bad = np.zeros(len(y), np.int32), np.arange(len(y))  # strings against numbers
+        else:
+            ids = np.searchsorted(classes, y)
+            ids[ids == len(classes)] = 0
+            bad = np.flatnonzero(classes[ids] != y)
+        if bad.size:
+            row = int(bad[0])
+            raise ValueError(f"{source}: row {row + 1}: label '{y[row]}' is not one of the "
+                             f"{len(classes)} classes {_quoted(list(classes))}")
+        return ids.astype(np.int32)
+
+    def _config_json(self, overrides) -> str:
+        optimizer = {k: _plain(getattr(self, k)) for k in _OPTIMIZER_KEYS}
+        optimizer.update(overrides)
+        for key, value in optimizer.items():
+            if isinstance(value, float) and not math.isfinite(value):
+                raise _core.InvalidParameterError(f"{key}: expected a finite number, found {value}")
+        if isinstance(self.class_weight, dict):
+            optimizer["class_weight"] = {_class_name(k): _plain(v)
+                                         for k, v in self.class_weight.items()}
+        return json.dumps({"model": {"layer": self.layer}, "optimizer": optimizer})
+
+    def _adopt(self, model, classes):
+        self._model = model
+        self.classes_ = classes
+        self.n_features_in_ = int(model.num_features)
+        self.training_ = json.loads(model.training_json)
+
+    def _forget(self):
+        for name in [k for k in vars(self) if k.endswith("_") or k == "_model"]:
+            delattr(self, name)
+
+    # -------------------------------------------------------------- predict
+
+    def _check_fitted(self):
+        if not hasattr(self, "_model"):
+            raise NotFittedError(f"This {type(self).__name__} instance is not fitted yet. Call "
+                                 "'fit' with appropriate arguments before using this estimator.")
+
+    def _rows(self, X):
+        """X as CSR arrays for the core, which validates them itself: a CSR
+        matrix with int32 indices skips check_array (its cost would dwarf a
+        one-row prediction)."""
+        self._check_fitted()
+        if is_ready_csr(X):
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                                 f"expecting {self.n_features_in_} features as input.")
+            return csr_arrays(X)
+        return csr_arrays(self._validate_data(X, accept_sparse="csr", dtype=VALUE, reset=False))
+
+    def predict_proba(self, X):
+        """(n_samples, n_classes) probabilities, columns in classes_ order."""
+        rows = self._rows(X)
+        return _core.predict_proba(self._model, *rows, self.threads)
+
+    def predict_log_proba(self, X):
+        """log of predict_proba, computed from the logits (no log(0))."""
+        z = self._logits(X)
+        if z.shape[1] == 1:  # log sigmoid(-z), log sigmoid(z)
+            return -np.logaddexp(0, np.hstack([z, -z]))
+        return z - np.logaddexp.reduce(z, axis=1, keepdims=True)
+
+    def _logits(self, X):
+        rows = self._rows(X)
+        return _core.decision_function(self._model, *rows, self.threads)
+
+    def decision_function(self, X):
+        """Logits: (n_samples,) for two classes (the score of classes_[1]),
+        (n_samples, n_classes) otherwise."""
+        z = self._logits(X)
+        return z.ravel() if z.shape[1] == 1 else z
+
+    def predict(self, X):
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]
+
+    # ------------------------------------------------------------ the model
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """(1, n_features) for two classes, (n_classes, n_features) otherwise:
+        a read-only view of the weights (stored as E = W.T)."""
+        self._check_fitted()
+        return self._model.weight.T
+
+    @property
+    def intercept_(self) -> np.ndarray:
+        self._check_fitted()
+        return self._model.bias
+
+    def save(self, path: str, force: bool = False) -> None:
+        """Writes the model directory `bagel predict -m path` reads (README §5);
+        same folder rules as `bagel train -o path [--force]`."""
+        self._check_fitted()
+        self._model.save(str(path), force)
+
+    def _more_tags(self):
+        return {
+            "_xfail_checks": {
+                "check_sample_weights_invariance":
+                    "zero sample_weight is not equivalent to removing samples: rows of weight 0 "
+                    "still take their place in the shuffled order of SGD, so every later step "
+                    "differs (scikit-learn's SGDClassifier fails it for the same reason)",
+                "check_class_weight_classifiers":
+                    "class weights 1000 and 0.0001 on 50 unscaled rows (|x|^2 ~ 800): the "
+                    "rate is calibrated in units of 1/|x|^2, which the bias shares, and the "
+                    "20 'auto' epochs leave the bias short of the weighted optimum; it passes "
+                    "with epochs=100 (tests/python/test_sklearn_checks.py runs it so)",
+            },
+        }
+
+
+def load(path: str) -> BagelClassifier:
+    """A fitted BagelClassifier from a model directory written by `bagel train`
+    or BagelClassifier.save; its parameters are those the model was trained with."""
+    model = _core.load_model(str(path))
+    config = json.loads(model.config_json)
+    params = {k: v for k, v in config.get("optimizer", {}).items() if k in _DEFAULTS}
+    layer = config.get("model", {}).get("layer")
+    if layer is not None:
+        params["layer"] = layer
+    clf = BagelClassifier(**params)
+    clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes))
+    clf.n_iter_ = int(clf.training_.get("epochs_run", 0))
+    return clf

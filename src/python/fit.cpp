@@ -1,0 +1,86 @@
+#include "fit.h"
+
+#include <iostream>
+#include <sstream>
+
+#include "bagel/config.h"
+#include "bagel/dataset.h"
+#include "bagel/error.h"
+#include "bagel/pipeline.h"
+#include "interruptible.h"
+
+namespace bagel::python {
+
+namespace {
+
+// A config file's key path ("optimizer.l2", "model.layer") as the
+// estimator's parameter ("l2", "layer").
+std::string parameter_of(const std::string& field) {
+  for (const std::string prefix : {"optimizer.", "model."})
+    if (field.starts_with(prefix)) return field.substr(prefix.size());
+  return field;
+}
+
+// In-memory splits have no files: the config names them so, and so does the
+// model.json a saved model keeps.
+constexpr const char* kInMemory = "<in-memory>";
+
+TrainConfig parse_config(const FitRequest& r) {
+  nlohmann::json doc = nlohmann::json::parse(r.config_json);
+  doc["train"] = {{"features", kInMemory}};
+  if (r.valid) doc["valid"] = {{"features", kInMemory}};
+  try {
+    TrainConfig c = parse_train_config(doc, "/");
+    c.resolved["train"]["features"] = kInMemory;  // not a path: no folder to resolve against
+    if (r.valid) c.resolved["valid"]["features"] = kInMemory;
+    return c;
+  } catch (const ConfigError& e) {
+    if (e.field() == "optimizer.patience" && !r.valid)
+      throw ConfigError("patience", "early stopping needs an eval_set=(X_valid, y_valid)");
+    throw ConfigError(parameter_of(e.field()), e.message());
+  }
+}
+
+Dataset dataset(const SplitArrays& s, const std::string& name) {
+  Dataset d;
+  d.name = name;
+  d.x = csr_view(s.indptr, s.indices, s.data, s.cols, name);
+  d.y.assign(s.y.data(), s.y.data() + s.y.size());
+  return d;
+}
+
+}  // namespace
+
+FitResult fit(const FitRequest& r) {
+  const TrainConfig config = parse_config(r);
+  Classes classes{r.classes, r.numeric_classes};
+  std::optional<Dataset> valid;
+  if (r.valid) valid = dataset(*r.valid, "eval_set");
+  std::span<const float> sample_weight;
+  if (r.sample_weight) sample_weight = {r.sample_weight->data(), static_cast<std::size_t>(r.sample_weight->size())};
+  TrainingData data = in_memory_training_data(config, std::move(classes), dataset(r.train, "X"),
+                                              std::move(valid), sample_weight);
+
+  std::ostringstream warnings;
+  Progress progress(r.verbose ? Progress::Mode::kLines : Progress::Mode::kQuiet,
+                    r.verbose ? std::cerr : warnings);
+  std::function<Model()> work = [&] {
+    TrainResult result = r.start ? train(*r.start, config, std::move(data), progress)
+                                 : train(config, std::move(data), progress);
+    return std::move(result.model);
+  };
+  FitResult out{run_interruptible<Model>(progress, work), {}};
+  std::istringstream lines(warnings.str());
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty()) out.warnings.push_back(line);
+  return out;
+}
+
+nlohmann::json default_parameters() {
+  const TrainConfig defaults = parse_train_config({{"train", {{"features", kInMemory}}}}, "/");
+  nlohmann::json params = defaults.resolved["optimizer"];
+  params["layer"] = defaults.resolved["model"]["layer"];
+  return params;
+}
+
+}  // namespace bagel::python

@@ -1,0 +1,85 @@
+"""One model directory for both sides: a model BagelClassifier saves is the
+one `bagel predict` reads, and a model `bagel train` writes loads in Python;
+both predict the same probabilities and classes."""
+
+import json
+
+import numpy as np
+import scipy.sparse as sp
+
+import bagel
+from conftest import ROOT, run_bagel
+
+
+def bagel_predict(model_dir, npz, tmp_path):
+    """(class names, probabilities) that `bagel predict` writes."""
+    out = tmp_path / "proba.csv"
+    run_bagel("predict", "-m", model_dir, "-i", npz, "--proba", "-o", out, "--quiet")
+    lines = out.read_text(encoding="utf-8").splitlines()
+    classes = lines[0].split(",")
+    proba = np.array([[float(v) for v in line.split(",")] for line in lines[1:]])
+    pred = run_bagel("predict", "-m", model_dir, "-i", npz, "--quiet").stdout.splitlines()
+    return classes, proba, np.array(pred)
+
+
+def test_python_model_predicts_as_bagel_predict(multi, tmp_path):
+    (xtr, ytr), (xte, _) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier(epochs=3).fit(xtr, ytr)
+    clf.save(tmp_path / "model")
+    classes, proba, pred = bagel_predict(tmp_path / "model", ROOT / "data/fortunes-multi/test.npz", tmp_path)
+    assert classes == list(clf.classes_)
+    # The CLI prints the shortest text that round-trips: the same doubles.
+    np.testing.assert_array_equal(proba, clf.predict_proba(xte))
+    np.testing.assert_array_equal(pred, clf.predict(xte))
+    meta = json.loads((tmp_path / "model" / "model.json").read_text())
+    assert meta["config"]["train"]["features"] == "<in-memory>"
+    assert meta["config"]["optimizer"]["epochs"] == 3
+
+
+def test_numeric_classes_keep_their_names_across(tmp_path):
+    rng = np.random.default_rng(2)
+    x = sp.random(500, 40, density=0.2, format="csr", random_state=3, dtype=np.float32)
+    y = np.where(x @ rng.normal(size=40) > 0, 1, -1)
+    clf = bagel.BagelClassifier().fit(x, y)
+    clf.save(tmp_path / "m")
+    sp.save_npz(tmp_path / "x.npz", x)
+    classes, proba, pred = bagel_predict(tmp_path / "m", tmp_path / "x.npz", tmp_path)
+    assert classes == ["-1", "1"]
+    np.testing.assert_array_equal(pred.astype(int), clf.predict(x))
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.classes_.tolist() == [-1, 1]
+    np.testing.assert_array_equal(loaded.predict(x), clf.predict(x))
+
+
+def test_cli_model_loads_in_python_and_predicts_the_same(multi, tmp_path):
+    run_bagel("train", "--config", ROOT / "configs/example.json", "-o", tmp_path / "cli",
+              "--quiet", "--set", "optimizer.epochs=2")
+    clf = bagel.load(tmp_path / "cli")
+    xte = multi["test"][0]
+    classes, proba, pred = bagel_predict(tmp_path / "cli", ROOT / "data/fortunes-multi/test.npz", tmp_path)
+    assert list(clf.classes_) == classes
+    np.testing.assert_array_equal(clf.predict_proba(xte), proba)
+    np.testing.assert_array_equal(clf.predict(xte), pred)
+    # Its parameters are those it was trained with.
+    assert clf.get_params()["epochs"] == 2 and clf.get_params()["learning_rate"] == 0.1
+    assert clf.n_features_in_ == xte.shape[1] and clf.n_iter_ == 2
+
+
+def test_python_and_cli_train_the_same_model_from_the_same_config(multi, tmp_path):
+    # One pipeline in the library: same settings, same data, same weights.
+    run_bagel("train", "--config", ROOT / "configs/example.json", "-o", tmp_path / "cli",
+              "--quiet", "--set", "optimizer.epochs=2", "--set", "valid=null")
+    cli = bagel.load(tmp_path / "cli")
+    py = bagel.BagelClassifier(**cli.get_params()).fit(*multi["train"])
+    np.testing.assert_array_equal(py.coef_, cli.coef_)
+    np.testing.assert_array_equal(py.intercept_, cli.intercept_)
+
+
+def test_boolean_labels_round_trip_as_their_names(tmp_path):
+    x = np.eye(6)
+    y = np.array([True, False] * 3)
+    clf = bagel.BagelClassifier().fit(x, y)
+    assert clf.predict(x).dtype == bool
+    clf.save(tmp_path / "m")
+    assert json.loads((tmp_path / "m" / "model.json").read_text())["classes"] == ["False", "True"]
+    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict(x), clf.predict(x).astype(str))

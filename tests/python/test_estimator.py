@@ -1,0 +1,250 @@
+"""BagelClassifier's own behaviour: what it learns, the shapes and types it
+returns, the inputs it accepts, and the errors it raises."""
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.metrics import accuracy_score, log_loss
+
+import bagel
+
+
+def as_float32_csr(x):
+    x = sp.csr_matrix(x, dtype=np.float32)
+    x.indices = x.indices.astype(np.int32)
+    x.indptr = x.indptr.astype(np.int32)
+    return x
+
+
+def test_multiclass_string_labels_learn_the_task(multi):
+    (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier().fit(xtr, ytr)
+    assert list(clf.classes_) == sorted(set(ytr))
+    assert clf.classes_.dtype.kind == "U"
+    pred = clf.predict(xte)
+    assert pred.dtype.kind == "U" and set(pred) <= set(clf.classes_)
+    # Six overlapping categories; a uniform guess scores ~0.17.
+    assert accuracy_score(yte, pred) > 0.6
+    proba = clf.predict_proba(xte)
+    assert proba.shape == (xte.shape[0], 6)
+    np.testing.assert_allclose(proba.sum(axis=1), 1, rtol=1e-12)
+    assert clf.score(xte, yte) == accuracy_score(yte, pred)
+    assert clf.coef_.shape == (6, xtr.shape[1]) and clf.intercept_.shape == (6,)
+    assert clf.n_features_in_ == xtr.shape[1] and clf.n_iter_ >= 1
+
+
+def test_binary_shapes_follow_scikit_learn(binary):
+    (xtr, ytr), (xte, yte) = binary["train"], binary["test"]
+    clf = bagel.BagelClassifier().fit(xtr, ytr)
+    assert clf.coef_.shape == (1, xtr.shape[1]) and clf.intercept_.shape == (1,)
+    z = clf.decision_function(xte)
+    assert z.shape == (xte.shape[0],)
+    proba = clf.predict_proba(xte)
+    # The logit is the score of classes_[1], as in scikit-learn.
+    np.testing.assert_allclose(proba[:, 1], 1 / (1 + np.exp(-z)), rtol=1e-6)
+    np.testing.assert_allclose(z, xte @ clf.coef_[0] + clf.intercept_[0], rtol=1e-4, atol=1e-4)
+    log_proba = clf.predict_log_proba(xte)
+    assert log_proba.shape == proba.shape and np.all(np.isfinite(log_proba))
+    np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-9, atol=1e-12)
+    assert accuracy_score(yte, clf.predict(xte)) > 0.75
+
+
+def test_integer_labels_stay_integers():
+    rng = np.random.default_rng(0)
+    x = rng.random((300, 10))
+    y = np.where(x[:, 0] > 0.5, 7, -3)
+    clf = bagel.BagelClassifier().fit(x, y)
+    assert clf.classes_.tolist() == [-3, 7] and clf.classes_.dtype.kind == "i"
+    assert clf.predict(x).dtype.kind == "i"
+    assert clf.score(x, y) > 0.9
+
+
+def test_dense_input_trains_the_same_model_as_its_csr():
+    rng = np.random.default_rng(1)
+    dense = (rng.random((400, 30)) < 0.2) * rng.integers(1, 4, (400, 30))
+    y = (dense[:, :5].sum(1) > dense[:, 5:10].sum(1)).astype(int)
+    a = bagel.BagelClassifier(threads=1).fit(dense, y)
+    b = bagel.BagelClassifier(threads=1).fit(sp.csr_matrix(dense), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.predict_proba(dense), b.predict_proba(sp.csr_matrix(dense)))
+
+
+def test_float32_int32_csr_is_read_in_place(multi, monkeypatch):
+    """Zero copy: the arrays that reach the core are the caller's own, the
+    core refuses other dtypes instead of converting them, and the matrix the
+    core reads lies at the caller's addresses."""
+    x = as_float32_csr(multi["train"][0])
+    y = multi["train"][1]
+    seen = []
+    real_fit = bagel._core.fit
+
+    def spy(config, train, *rest):
+        seen.append(train)
+        return real_fit(config, train, *rest)
+
+    monkeypatch.setattr(bagel._core, "fit", spy)
+    bagel.BagelClassifier(epochs=1).fit(x, y)
+    indptr, indices, data, cols, _ = seen[0]
+    assert indptr is x.indptr
+    assert np.shares_memory(indices, x.indices) and np.shares_memory(data, x.data)
+    assert bagel._core.csr_addresses(indptr, indices, data, cols) == (
+        x.indptr.ctypes.data, x.indices.ctypes.data, x.data.ctypes.data)
+    # The core converts nothing: float64 data is a TypeError, not a copy.
+    with pytest.raises(TypeError):
+        bagel._core.csr_addresses(indptr, indices, data.astype(np.float64), cols)
+    with pytest.raises(TypeError):
+        real_fit("{}", (indptr, indices.astype(np.int64), data, cols, seen[0][4]), None,
+                 ["a", "b"], False, None, None, False)
+
+
+def test_other_dtypes_convert_once_and_train_the_same_model(multi):
+    x, y = multi["train"]
+    assert x.data.dtype == np.int64  # CountVectorizer's counts, as saved
+    a = bagel.BagelClassifier(epochs=2).fit(x, y)
+    b = bagel.BagelClassifier(epochs=2).fit(as_float32_csr(x), y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+
+
+def test_class_weight_moves_predictions_towards_the_heavy_class(binary):
+    (xtr, ytr), (xte, _) = binary["train"], binary["test"]
+    plain = bagel.BagelClassifier().fit(xtr, ytr)
+    heavy = plain.classes_[1]  # the class predicted less often
+    weighted = bagel.BagelClassifier(class_weight={heavy: 5}).fit(xtr, ytr)
+    assert np.mean(weighted.predict(xte) == heavy) > np.mean(plain.predict(xte) == heavy) + 0.05
+    assert weighted.training_["class_weights"][heavy] == 5
+    balanced = bagel.BagelClassifier(class_weight="balanced").fit(xtr, ytr)
+    assert set(balanced.training_["class_weights"]) == set(plain.classes_)
+
+
+def test_integer_sample_weights_train_as_repeated_rows():
+    # Full batch at a constant rate: a row of weight 2 counts as that row
+    # twice. The batch gradient is a mean over rows, so the repeated set's
+    # (len(rep) rows) takes the rate scaled by len(rep) / 60 to step alike.
+    rng = np.random.default_rng(3)
+    x = sp.random(60, 20, density=0.3, format="csr", random_state=4, dtype=np.float32)
+    y = rng.integers(0, 3, 60)
+    w = rng.integers(1, 3, 60)
+    rep = np.repeat(np.arange(60), w)
+    params = dict(batch_size=1000, epochs=5, schedule="constant", threads=1)
+    a = bagel.BagelClassifier(learning_rate=0.5, **params).fit(x, y, sample_weight=w)
+    b = bagel.BagelClassifier(learning_rate=0.5 * len(rep) / 60, **params).fit(x[rep], y[rep])
+    np.testing.assert_allclose(a.coef_, b.coef_, rtol=1e-4, atol=1e-6)
+
+
+def test_eval_set_stops_early_and_keeps_the_best_epoch(multi):
+    (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
+    clf = bagel.BagelClassifier(epochs=30, learning_rate=0.5, schedule="constant", patience=2)
+    clf.fit(xtr, ytr, eval_set=(xva, yva))
+    t = clf.training_
+    assert t["stopped_early"] and clf.n_iter_ == t["epochs_run"] < 30
+    assert "valid_metrics" in t and "valid" in t["history"][0]
+    assert abs(t["valid_metrics"]["log_loss"] - log_loss(yva, clf.predict_proba(xva))) < 1e-6
+
+
+def test_partial_fit_learns_from_chunks(multi):
+    (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier()
+    with pytest.raises(ValueError, match="classes must be passed"):
+        clf.partial_fit(xtr[:10], ytr[:10])
+    classes = np.unique(ytr)
+    chunks = np.array_split(np.arange(xtr.shape[0]), 4)
+    for epoch in range(3):
+        for rows in chunks:
+            clf.partial_fit(xtr[rows], ytr[rows], classes=classes)
+    assert list(clf.classes_) == list(classes) and clf.n_iter_ == 1
+    assert accuracy_score(yte, clf.predict(xte)) > 0.55
+    with pytest.raises(ValueError, match="is not one of the 6 classes"):
+        clf.partial_fit(xtr[:3], np.array(["nope"] * 3))
+
+
+def test_pickle_and_save_load_round_trip(multi, tmp_path):
+    (xtr, ytr), (xte, _) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier(epochs=2, l2=1e-6).fit(xtr, ytr)
+    expected = clf.predict_proba(xte)
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.predict_proba(xte), expected)
+    assert back.get_params() == clf.get_params()
+    clf.save(tmp_path / "m")
+    loaded = bagel.load(tmp_path / "m")
+    np.testing.assert_array_equal(loaded.predict_proba(xte), expected)
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    assert loaded.get_params() == clf.get_params()
+
+
+def test_coef_is_a_read_only_view():
+    x = np.eye(4)
+    clf = bagel.BagelClassifier().fit(x, [0, 1, 2, 2])
+    with pytest.raises(ValueError):
+        clf.coef_[0, 0] = 1
+
+
+# ---------------------------------------------------------------- errors
+
+def test_nan_in_fit_or_predict_is_a_value_error(multi):
+    x, y = multi["train"]
+    bad = as_float32_csr(x[:50])
+    bad.data[3] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        bagel.BagelClassifier().fit(bad, y[:50])
+    clf = bagel.BagelClassifier(epochs=1).fit(x, y)
+    with pytest.raises(ValueError, match="finite|NaN"):
+        clf.predict(bad)  # the fast path: the core validates the values
+    with pytest.raises(ValueError, match="NaN"):
+        clf.predict(bad.toarray())
+
+
+def test_wrong_feature_count_at_predict_is_a_value_error(multi):
+    x, y = multi["train"]
+    clf = bagel.BagelClassifier(epochs=1).fit(x, y)
+    narrow = as_float32_csr(x[:, :100])
+    with pytest.raises(ValueError, match=f"X has 100 features, but BagelClassifier is expecting {x.shape[1]}"):
+        clf.predict(narrow)
+    with pytest.raises(ValueError, match="X has 100 features"):
+        clf.predict_proba(narrow.astype(np.float64))
+
+
+def test_unknown_class_in_eval_set_is_a_value_error_naming_the_row(multi):
+    (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
+    yva = yva.copy()
+    yva[4] = "gardening"
+    with pytest.raises(ValueError, match=r"eval_set: row 5: label 'gardening' is not one of the 6 classes"):
+        bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, yva))
+    with pytest.raises(ValueError, match=r"eval_set: row 1: label '3' is not one of the 6 classes"):
+        bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, np.full(xva.shape[0], 3)))
+
+
+def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
+    x, y = multi["train"]
+    with pytest.raises(ValueError, match=r"^l2: expected a number >= 0$"):
+        bagel.BagelClassifier(l2=-1).fit(x, y)
+    with pytest.raises(TypeError, match="epochs: expected an integer >= 1 or \"auto\""):
+        bagel.BagelClassifier(epochs="many").fit(x, y)
+    with pytest.raises(ValueError, match="schedule: expected one of"):
+        bagel.BagelClassifier(schedule="cosine").fit(x, y)
+    with pytest.raises(ValueError, match="class_weight: \"sport\" is not a training class"):
+        bagel.BagelClassifier(class_weight={"sport": 2}).fit(x, y)
+    with pytest.raises(ValueError, match="patience: early stopping needs an eval_set"):
+        bagel.BagelClassifier(patience=2).fit(x, y)
+    with pytest.raises(ValueError, match="y: needs at least 2 classes, found 1 class"):
+        bagel.BagelClassifier().fit(x, np.full(x.shape[0], "a"))
+    with pytest.raises(ValueError, match="sample_weight"):
+        bagel.BagelClassifier().fit(x, y, sample_weight=-np.ones(x.shape[0]))
+
+
+def test_a_failed_fit_leaves_the_estimator_unfitted(multi):
+    x, y = multi["train"]
+    clf = bagel.BagelClassifier(epochs=1).fit(x, y)
+    clf.set_params(l2=-1)
+    with pytest.raises(ValueError):
+        clf.fit(x, y)
+    assert not hasattr(clf, "classes_") and not hasattr(clf, "n_features_in_")
+
+
+def test_defaults_are_the_librarys():
+    defaults = bagel.BagelClassifier().get_params()
+    import json
+    lib = json.loads(bagel._core.default_parameters())
+    for key, value in lib.items():
+        assert defaults[key] == value, key
