@@ -1,6 +1,7 @@
 #include "bagel/rate_calibration.h"
 
 #include <chrono>
+#include <tuple>
 #include <cmath>
 #include <iostream>
 #include <limits>
@@ -105,41 +106,69 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
   trial.patience = 0;
   const Dataset& judge = holdout.x.rows() > 0 ? holdout : fit;
 
+  // Trains candidate k (index k - kLowest) into `trials`, for each k not yet tried.
   const int count = kHighest - kLowest + 1;
-  out.trials.resize(static_cast<std::size_t>(count));
-  const int threads = std::max(1, std::min(count, c.threads > 0 ? c.threads : usable_cores()));
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-  for (int i = 0; i < count; ++i) {
-    RateTrial& t = out.trials[static_cast<std::size_t>(i)];
-    t.rate = centre * std::ldexp(1.0, kLowest + i);
-    t.holdout_log_loss = std::numeric_limits<double>::infinity();
-    if (t.rate * c.l2 >= 1) continue;  // the decay factor 1 - eta l2 would not stay positive
-    OptimizerConfig tc = trial;
-    tc.learning_rate = t.rate;
-    try {
-      Model m = Model::zeros(names, true, used);
-      Progress quiet(Progress::Mode::kQuiet, std::cerr);
-      train_fixed_rate(m, fit, nullptr, tc, LayerKind::kSparse, quiet);
-      const double loss = evaluate(m, judge.x, judge.y, 1).log_loss;
-      if (std::isfinite(loss)) t.holdout_log_loss = loss;
-    } catch (const std::exception&) {
-      // A diverged candidate stays at +inf (exceptions must not leave the region).
+  std::vector<RateTrial> all(static_cast<std::size_t>(count));
+  std::vector<bool> tried(static_cast<std::size_t>(count), false);
+  const int team = std::max(1, c.threads > 0 ? c.threads : usable_cores());
+  auto run = [&](std::vector<int> indices) {
+    std::erase_if(indices, [&](int i) { return i < 0 || i >= count || tried[static_cast<std::size_t>(i)]; });
+    for (const int i : indices) tried[static_cast<std::size_t>(i)] = true;
+    const int n = static_cast<int>(indices.size());
+#pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(1, std::min(n, team)))
+    for (int q = 0; q < n; ++q) {
+      RateTrial& t = all[static_cast<std::size_t>(indices[static_cast<std::size_t>(q)])];
+      t.rate = centre * std::ldexp(1.0, kLowest + indices[static_cast<std::size_t>(q)]);
+      t.holdout_log_loss = std::numeric_limits<double>::infinity();
+      if (t.rate * c.l2 >= 1) continue;  // the decay factor 1 - eta l2 would not stay positive
+      OptimizerConfig tc = trial;
+      tc.learning_rate = t.rate;
+      try {
+        Model m = Model::zeros(names, true, used);
+        Progress quiet(Progress::Mode::kQuiet, std::cerr);
+        train_fixed_rate(m, fit, nullptr, tc, LayerKind::kSparse, quiet);
+        const double loss = evaluate(m, judge.x, judge.y, 1).log_loss;
+        if (std::isfinite(loss)) t.holdout_log_loss = loss;
+      } catch (const std::exception&) {
+        // A diverged candidate stays at +inf (exceptions must not leave the region).
+      }
     }
-  }
-  const RateTrial* best = &out.trials.front();
-  for (const RateTrial& t : out.trials)
-    if (t.holdout_log_loss < best->holdout_log_loss) best = &t;
-  const double good_enough = best->holdout_log_loss * (1 + kLossTolerance);
-  for (const RateTrial& t : out.trials)  // rising rates: the first one is the smallest
-    if (t.holdout_log_loss <= good_enough) {
-      best = &t;
-      break;
-    }
-  if (!std::isfinite(best->holdout_log_loss))
+  };
+  // The index of the rate to take among those tried: the smallest within
+  // kLossTolerance of the best.
+  auto choose = [&] {
+    int best = -1;
+    for (int i = 0; i < count; ++i)
+      if (tried[static_cast<std::size_t>(i)] &&
+          (best < 0 || all[static_cast<std::size_t>(i)].holdout_log_loss <
+                           all[static_cast<std::size_t>(best)].holdout_log_loss))
+        best = i;
+    const double good_enough = all[static_cast<std::size_t>(best)].holdout_log_loss * (1 + kLossTolerance);
+    for (int i = 0; i < count; ++i)  // rising rates: the first one is the smallest
+      if (tried[static_cast<std::size_t>(i)] && all[static_cast<std::size_t>(i)].holdout_log_loss <= good_enough)
+        return std::pair{i, best};
+    return std::pair{best, best};
+  };
+  // Coarse to fine: every other rate, then the neighbours of the best and of
+  // the one taken. Replayed on the nine sets of README §9 from their full
+  // 14-rate calibrations, it takes the same rate on every one, training 9 or
+  // 10 candidates instead of 14.
+  std::vector<int> coarse;
+  for (int i = 0; i < count; i += 2) coarse.push_back(i);
+  run(coarse);
+  auto [taken, best] = choose();
+  run({best - 1, best + 1, taken - 1});
+  std::tie(taken, best) = choose();
+  run({taken - 1});
+  taken = choose().first;
+  for (int i = 0; i < count; ++i)
+    if (tried[static_cast<std::size_t>(i)]) out.trials.push_back(all[static_cast<std::size_t>(i)]);
+  const RateTrial* chosen = &all[static_cast<std::size_t>(taken)];
+  if (!std::isfinite(chosen->holdout_log_loss))
     throw Error("learning_rate \"auto\": every rate tried on a sample of " +
                 std::to_string(out.sample_rows) + " training rows diverged; give " +
                 "optimizer.learning_rate as a number");
-  out.rate = best->rate;
+  out.rate = chosen->rate;
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -31,7 +31,8 @@ struct RateCalibration {
   double seconds = 0;
 };
 
-// Tries eta0 = 2^k / mean(|x|^2) for a range of k, each by training on 80% of
+// Searches eta0 = 2^k / mean(|x|^2) over a range of k (coarse to fine: every
+// other k, then the neighbours of the best), each tried by training on 80% of
 // a seeded sample of `train` (at most `sample_rows` rows, the schedule, L2,
 // batch size and epochs of `c`, one thread each, several candidates in
 // parallel) and scoring log loss on the other 20%. Returns the rate with the
