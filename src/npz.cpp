@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <limits>
 #include <memory>
@@ -33,6 +34,11 @@ constexpr std::uint64_t kAlignmentFieldMin = 6;
 // zlib's default level, as numpy's savez_compressed uses (libzip's own
 // default is 9: much slower for a few percent).
 constexpr zip_uint32_t kDeflateLevel = 6;
+// Deflate's own limit: 258 bytes from about a quarter of a byte (zlib's
+// technical note); a member claiming more per compressed byte is corrupt.
+constexpr zip_uint64_t kMaxInflateRatio = 1032;
+// format.npy ('|S3') and shape.npy (two int64) take about 150 bytes.
+constexpr zip_uint64_t kSmallMemberBytes = 4096;
 
 // ---- libzip handles ----------------------------------------------------------
 
@@ -200,7 +206,10 @@ std::string member_names(zip_t* za) {
 }
 
 // numpy's np.load finds an array under "key.npy", or under "key" itself.
-Member locate(zip_t* za, const std::string& path, const std::string& key) {
+// The sizes the zip entry claims are checked against the archive's own
+// size here, before anything is allocated for them.
+Member locate(zip_t* za, const std::string& path, const std::string& key,
+              std::uint64_t archive_size) {
   zip_int64_t index = zip_name_locate(za, (key + ".npy").c_str(), 0);
   if (index < 0) index = zip_name_locate(za, key.c_str(), 0);
   if (index < 0)
@@ -217,37 +226,72 @@ Member locate(zip_t* za, const std::string& path, const std::string& key) {
   m.name = name != nullptr ? name : "";
   m.size = st.size;
   m.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+  const auto corrupt = [&](const std::string& what) {
+    throw FileError(path, key + ": corrupt zip entry: " + what);
+  };
+  if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+    corrupt("its sizes are not recorded");
+  if (st.comp_size > archive_size)
+    corrupt(std::to_string(st.comp_size) + " compressed bytes claimed in a file of " +
+            std::to_string(archive_size));
+  if (m.stored && st.comp_size != m.size)
+    corrupt("stored (not compressed), but " + std::to_string(m.size) + " bytes claimed from " +
+            std::to_string(st.comp_size));
   // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and
   // allocating for it would only fail later with a worse message.
-  constexpr zip_uint64_t kMaxRatio = 1032;
-  if (!m.stored && (st.valid & ZIP_STAT_COMP_SIZE) && m.size / kMaxRatio > st.comp_size + 1024)
-    throw FileError(path, key + ": corrupt zip entry: " + std::to_string(m.size) +
-                              " bytes claimed from " + std::to_string(st.comp_size) +
-                              " compressed");
+  if (!m.stored && m.size / kMaxInflateRatio > st.comp_size + 1024)
+    corrupt(std::to_string(m.size) + " bytes claimed from " + std::to_string(st.comp_size) +
+            " compressed, beyond deflate's limit of " + std::to_string(kMaxInflateRatio) + ":1");
   return m;
 }
 
+// Reads up to `size` bytes of the member; fewer only at its end.
+std::size_t read_some(zip_file_t* file, std::byte* dst, zip_uint64_t size,
+                      const std::function<void(const std::string&)>& fail) {
+  zip_uint64_t done = 0;
+  while (done < size) {
+    const zip_int64_t n = zip_fread(file, dst + done, size - done);
+    if (n < 0) fail(zip_file_strerror(file));
+    if (n == 0) break;
+    done += static_cast<zip_uint64_t>(n);
+  }
+  return static_cast<std::size_t>(done);
+}
+
 // Decompresses (or copies) a member with libzip, which also checks its CRC
-// once the end is read.
-void inflate(zip_t* za, Member& m, const std::string& path) {
-  const auto fail = [&](const std::string& what) {
+// once the end is read. The .npy header is inflated first: the member must
+// be exactly as long as the array it describes (and at most `max_size`),
+// which is known before the rest is allocated.
+void inflate(zip_t* za, Member& m, const std::string& path,
+             zip_uint64_t max_size = std::numeric_limits<zip_uint64_t>::max()) {
+  const std::function<void(const std::string&)> fail = [&](const std::string& what) {
     throw FileError(path, m.key + ": cannot read the member: " + what);
   };
   ZipFileHandle file(zip_fopen_index(za, m.index, 0));
   if (!file) fail(zip_strerror(za));
+  m.inflated.resize(std::min<zip_uint64_t>(m.size, kNpyMaxPrefixBytes));
+  std::size_t done = read_some(file.get(), m.inflated.data(), m.inflated.size(), fail);
+  if (done != m.inflated.size())
+    fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
+  const NpyHeader header = parse_npy_prefix(m.inflated, path, m.key);
+  const std::uint64_t needed = header.data_offset + header.payload_size();
+  if (needed != m.size)
+    throw FileError(path, m.key + ": the zip entry holds " + std::to_string(m.size) +
+                              " bytes, but its .npy header (shape of " +
+                              std::to_string(header.count()) + " '" + header.descr +
+                              "') needs " + std::to_string(needed) +
+                              "; the member is corrupt or padded");
+  if (m.size > max_size)
+    throw FileError(path, m.key + ": expected a small array (at most " +
+                              std::to_string(max_size) + " bytes), found " +
+                              std::to_string(m.size));
   m.inflated.resize(m.size);
-  zip_uint64_t done = 0;
-  while (true) {
-    std::byte spare;  // reading past the stated size reaches EOF and the CRC check
-    std::byte* dst = done < m.size ? m.inflated.data() + done : &spare;
-    const zip_int64_t n = zip_fread(file.get(), dst, done < m.size ? m.size - done : 1);
-    if (n < 0) fail(zip_file_strerror(file.get()));
-    if (n == 0) break;
-    done += static_cast<zip_uint64_t>(n);
-    if (done > m.size) fail("longer than the " + std::to_string(m.size) + " bytes stated");
-  }
+  done += read_some(file.get(), m.inflated.data() + done, m.size - done, fail);
   if (done != m.size)
     fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
+  std::byte spare;  // reading past the stated size reaches EOF and the CRC check
+  if (read_some(file.get(), &spare, 1, fail) != 0)
+    fail("longer than the " + std::to_string(m.size) + " bytes stated");
   m.npy = m.inflated;
 }
 
@@ -266,9 +310,10 @@ void locate_in_mapping(const MappedFile& mapping, Member& m, const std::string& 
   m.npy = mapping.bytes().subspan(offset, m.size);
 }
 
-std::string read_format(zip_t* za, const std::string& path) {
-  Member m = locate(za, path, "format");
-  inflate(za, m, path);
+std::string read_format(zip_t* za, const MappedFile& file) {
+  const std::string& path = file.path();
+  Member m = locate(za, path, "format", file.bytes().size());
+  inflate(za, m, path, kSmallMemberBytes);
   parse_member(m, path);
   const std::vector<std::string> value = npy_to_strings(m.header, m.payload(), path, m.key);
   if (value.size() != 1)
@@ -276,9 +321,10 @@ std::string read_format(zip_t* za, const std::string& path) {
   return value[0];
 }
 
-std::array<Index, 2> read_shape(zip_t* za, const std::string& path) {
-  Member m = locate(za, path, "shape");
-  inflate(za, m, path);
+std::array<Index, 2> read_shape(zip_t* za, const MappedFile& file) {
+  const std::string& path = file.path();
+  Member m = locate(za, path, "shape", file.bytes().size());
+  inflate(za, m, path, kSmallMemberBytes);
   parse_member(m, path);
   const std::vector<std::int64_t> shape = npy_to_int64(m.header, m.payload(), path, m.key);
   if (m.header.shape.size() != 1 || shape.size() != 2)
@@ -336,7 +382,9 @@ struct CsrArrays {
 
 CsrArrays load_arrays(zip_t* za, const MappedFile& file) {
   const std::string& path = file.path();
-  CsrArrays out{{locate(za, path, "indptr"), locate(za, path, "indices"), locate(za, path, "data")},
+  const std::uint64_t size = file.bytes().size();
+  CsrArrays out{{locate(za, path, "indptr", size), locate(za, path, "indices", size),
+                 locate(za, path, "data", size)},
                 nullptr};
   std::vector<Member*> deflated;
   for (Member& m : out.members) {
@@ -540,11 +588,11 @@ CsrMatrix read_npz_csr(std::unique_ptr<MappedFile> file) {
     // The handle reads from `file`'s bytes: it is closed before the bytes
     // move on with the arrays.
     const ZipHandle za = open_zip(*file, ZIP_RDONLY | ZIP_CHECKCONS);
-    const std::string format = read_format(za.get(), path);
+    const std::string format = read_format(za.get(), *file);
     if (format != "csr")
       throw FileError(path, "format is '" + detail::printable(format) +
                                 "', expected 'csr' (convert with X.tocsr() before save_npz)");
-    const std::array<Index, 2> shape = read_shape(za.get(), path);
+    const std::array<Index, 2> shape = read_shape(za.get(), *file);
     rows = shape[0];
     cols = shape[1];
     arrays = load_arrays(za.get(), *file);
