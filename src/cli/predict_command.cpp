@@ -17,6 +17,7 @@
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 #include "cli_paths.h"
 #include "commands.h"
 

@@ -7,6 +7,7 @@
 #include "bagel/dataset.h"
 #include "bagel/error.h"
 #include "bagel/progress.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 #include "bagel/tune.h"
 #include "commands.h"
 
@@ -59,7 +60,8 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
 
 int run_tune(const TuneOptions& o) {
   if (!(o.budget > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
-  if (o.threads < 0 || o.threads > 1024) throw ConfigError("--threads", "expected 0..1024");
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw UsageError("tune: --threads", "expected 0.." + std::to_string(kMaxThreads));
   const TrainConfig config = load_train_config(o.config, o.overrides);
   Progress progress(Progress::detect(o.quiet), std::cerr);
   TrainingData data = load_training_data(config);
