@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <random>
 #include <system_error>
@@ -51,6 +53,22 @@ void AtomicPath::commit() {
   if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
   committed_ = true;
   registration_.reset();
+}
+
+void check_can_create(const fs::path& target) {
+  const fs::path full = fs::absolute(target).lexically_normal();
+  fs::path folder = full.has_filename() ? full.parent_path() : full.parent_path().parent_path();
+  std::error_code ec;
+  // The nearest folder that exists: missing ones below it would be created.
+  while (!fs::exists(fs::symlink_status(folder, ec)) && folder.has_parent_path() &&
+         folder != folder.parent_path())
+    folder = folder.parent_path();
+  if (!fs::is_directory(folder, ec))
+    throw FileError(target.string(), "cannot be created: " + folder.string() +
+                                         " is a file, not a folder");
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw FileError(target.string(), "cannot be created: the folder " + folder.string() +
+                                         " is not writable (" + std::strerror(errno) + ")");
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents) {

@@ -2,11 +2,12 @@
 
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
 #include "bagel/huge_pages.h"
+#include "bagel/json_parse.h"
+#include "bagel/labels.h"
 #include "bagel/loss.h"
 #include "bagel/model_dir.h"
 #include "bagel/npy.h"
@@ -45,7 +46,11 @@ void save_model(const Model& model, const std::string& dir, bool force) {
   write_npy(out.path_for("weight.npy").string(), model.weight,
             {model.num_features, model.num_outputs});
   write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
-  write_file_atomic(out.path_for("model.json"), j.dump(2) + "\n");
+  // Paths in the config may hold bytes that are not UTF-8 (file names are
+  // bytes); they are informational here, so they are written with U+FFFD
+  // rather than failing after the training. Class names were checked at load.
+  write_file_atomic(out.path_for("model.json"),
+                    j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
   out.commit();
 }
 
@@ -71,11 +76,9 @@ std::vector<float> read_float_array(const fs::path& path, const std::vector<std:
 Model load_model(const std::string& dir) {
   const fs::path json_path = fs::path(dir) / "model.json";
   if (!fs::is_directory(dir)) throw FileError(dir, "is not a model directory (no such folder)");
-  std::ifstream in(json_path);
-  if (!in) throw FileError(json_path.string(), "cannot open (is this a bagel model directory?)");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw FileError(json_path.string(), "invalid JSON");
   const std::string src = json_path.string();
+  const nlohmann::json j = read_json_file(src, "the model (is this a bagel model directory?)");
+  if (!j.is_object()) throw FileError(src, "expected a JSON object, found " + std::string(j.type_name()));
   auto field = [&](const char* key) -> const nlohmann::json& {
     if (!j.contains(key)) throw FileError(src, std::string("missing field '") + key + "'");
     return j.at(key);
@@ -93,9 +96,10 @@ Model load_model(const std::string& dir) {
     m.num_features = field("num_features").get<Index>();
     m.num_outputs = field("num_outputs").get<int>();
   } catch (const nlohmann::json::exception& e) {
-    throw FileError(src, std::string("bad field type: ") + e.what());
+    throw FileError(src, "bad field type: " + json_error_reason(e));
   }
   if (m.classes.size() < 2) throw FileError(src, "classes: expected at least 2");
+  check_class_count(m.classes.size(), src);
   if (m.num_outputs != num_outputs_for(m.num_classes()))
     throw FileError(src, "num_outputs is " + std::to_string(m.num_outputs) + ", expected " +
                              std::to_string(num_outputs_for(m.num_classes())) + " for " +

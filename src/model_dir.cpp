@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/model.h"
 
 namespace bagel {
@@ -25,9 +26,13 @@ fs::path folder_name(const fs::path& dir) {
 // A model.json that bagel wrote: the one mark that tells bagel's files from
 // the user's.
 bool holds_bagel_model(const fs::path& dir) {
-  std::ifstream in(dir / "model.json");
-  if (!in) return false;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!fs::exists(dir / "model.json")) return false;
+  nlohmann::json j;
+  try {
+    j = read_json_file((dir / "model.json").string(), "model.json");
+  } catch (const Error&) {
+    return false;  // unreadable, not JSON, or nested too deep: not bagel's
+  }
   if (!j.is_object()) return false;
   const auto format = j.find("format");
   return format != j.end() && *format == kModelFormat;
@@ -80,11 +85,12 @@ ModelDirState model_dir_state(const fs::path& dir) {
 
 void check_model_dir(const fs::path& dir, bool force) {
   if (dir.empty()) throw ConfigError("output", "is empty, expected the model's folder");
-  switch (model_dir_state(dir)) {
+  const ModelDirState state = model_dir_state(dir);
+  switch (state) {
     case ModelDirState::kMissing:
     case ModelDirState::kEmpty:
     case ModelDirState::kModel:
-      return;
+      break;
     case ModelDirState::kNotAFolder:
       throw FileError(dir.string(),
                       "is a file, not a folder; the model is a folder (model.json, weight.npy, "
@@ -92,8 +98,10 @@ void check_model_dir(const fs::path& dir, bool force) {
     case ModelDirState::kOtherFiles:
       if (!force) refuse_foreign_folder(dir);
       refuse_foreign_model_files(dir);
-      return;
+      break;
   }
+  // The temporaries go beside a new folder, or inside an existing one.
+  check_can_create(state == ModelDirState::kMissing ? dir : dir / "model.json");
 }
 
 ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bagel/error.h"
+#include "bagel/labels.h"
 #include "bagel/model.h"
 #include "bagel/model_dir.h"
 #include "bagel/npy.h"
@@ -352,6 +353,46 @@ TEST_F(ModelLoadErrors, NonFiniteWeightIsRefused) {
   write_npy((fs::path(dir_) / "weight.npy").string(), w, {4, 3});
   const std::string msg = load_error();
   EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+}
+
+TEST(ModelLoad, AModelJsonNestedAMillionDeepIsAnErrorNotAStackOverflow) {
+  // load_model copied "config" recursively: SIGSEGV on a 2 MB file.
+  TempDir dir;
+  const fs::path model_dir = dir.path() / "m";
+  save_model(random_model({"a", "b"}, 4, 1), model_dir.string());
+  std::ifstream in(model_dir / "model.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["config"] = nullptr;
+  std::string text = j.dump();
+  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+  text.replace(text.find("\"config\":null"), 13, "\"config\":" + deep);
+  std::ofstream(model_dir / "model.json", std::ios::trunc) << text;
+  const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
+  EXPECT_TRUE(contains(msg, "model.json: nested deeper than 64")) << msg;
+}
+
+TEST(ModelSaveLoad, ConfigPathsThatAreNotUtf8AreWrittenNotFatal) {
+  // File names are bytes; they used to fail the save after the training
+  // with a raw json.exception.type_error.316.
+  TempDir dir;
+  Model m = random_model({"a", "b"}, 4, 2);
+  m.config["output"] = std::string("runs/\xFF\xFEmodel");
+  save_model(m, (dir.path() / "m").string());
+  EXPECT_EQ(load_model((dir.path() / "m").string()).config["output"], "runs/\xEF\xBF\xBD\xEF\xBF\xBDmodel");
+}
+
+TEST(ModelLoad, MoreClassesThanTheLimitAreRefused) {
+  TempDir dir;
+  const fs::path model_dir = dir.path() / "m";
+  save_model(random_model({"a", "b"}, 4, 3), model_dir.string());
+  std::ifstream in(model_dir / "model.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  std::vector<std::string> many;
+  for (std::size_t i = 0; i <= kMaxClasses; ++i) many.push_back("c" + std::to_string(i));
+  j["classes"] = many;
+  std::ofstream(model_dir / "model.json", std::ios::trunc) << j.dump();
+  const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
+  EXPECT_TRUE(contains(msg, "distinct classes, more than bagel's limit")) << msg;
 }
 
 }  // namespace

@@ -37,6 +37,12 @@ class AtomicPath {
   std::unique_ptr<TempRegistration> registration_;
 };
 
+// Throws FileError naming `target` when nothing could be created there: a
+// parent on the way is a file, or the nearest existing folder (the one its
+// missing parents would be created in) cannot be written. Cheap, so callers
+// check every output before hours of work rather than after.
+void check_can_create(const std::filesystem::path& target);
+
 // Writes `contents` to `path` atomically; throws FileError on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
 

@@ -7,6 +7,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/config.h"
+#include "bagel/cores.h"
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
@@ -245,12 +246,16 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "Inference path: sparse (EmbeddingBag sum) or dense (densified rows, GEMM)")
       ->check(CLI::IsMember({"sparse", "dense"}))
       ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")
+      ->check(CLI::Range(0, kMaxThreads))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No summary on stderr");
   return cmd;
 }
 
 int run_predict(const PredictOptions& o) {
+  check_output_file(o.output, "-o");
+  check_output_file(o.metrics, "--metrics");
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
