@@ -1,6 +1,10 @@
 #include "bagel/atomic_file.h"
 
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
 
 #include <cerrno>
 #include <cstring>
@@ -13,6 +17,15 @@
 namespace bagel {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+fs::path parent_folder(const fs::path& path) {
+  const fs::path parent = path.parent_path();
+  return parent.empty() ? fs::path(".") : parent;
+}
+
+}  // namespace
 
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
@@ -46,6 +59,7 @@ void AtomicPath::commit() {
     committed_ = true;
     return;
   }
+  sync_temp();
   std::error_code ec;
   fs::rename(temp_, target_, ec);
   if (ec == std::errc::directory_not_empty || ec == std::errc::file_exists)
@@ -53,6 +67,51 @@ void AtomicPath::commit() {
   if (ec) throw FileError(target_.string(), "cannot rename into place: " + ec.message());
   committed_ = true;
   registration_.reset();
+  sync_path(parent_folder(target_));
+}
+
+void AtomicPath::sync_temp() const {
+  std::error_code ec;
+  if (fs::is_directory(temp_, ec))
+    for (const fs::directory_entry& entry : fs::directory_iterator(temp_, ec))
+      if (entry.is_regular_file(ec)) sync_path(entry.path());
+  sync_path(temp_);
+}
+
+bool AtomicPath::commit_by_exchange() {
+  sync_temp();
+  if (!exchange_paths(temp_, target_)) return false;
+  sync_path(parent_folder(target_));
+  return true;
+}
+
+void sync_path(const fs::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw FileError(path.string(), std::string("cannot open to flush: ") + std::strerror(errno));
+  const int result = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  // EINVAL: a pipe or a device, which keeps nothing to flush.
+  if (result != 0 && error != EINVAL)
+    throw FileError(path.string(), std::string("cannot flush to the disk: ") + std::strerror(error));
+}
+
+bool exchange_paths(const fs::path& a, const fs::path& b) {
+  if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0) return true;
+  if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) return false;
+  throw FileError(b.string(), std::string("cannot switch to the new version: ") + std::strerror(errno));
+}
+
+long temp_owner(const std::string& name, const std::string& prefix) {
+  const std::string head = prefix + ".tmp-";
+  if (!name.starts_with(head)) return 0;
+  const char* p = name.c_str() + head.size();
+  char* end = nullptr;
+  const long pid = std::strtol(p, &end, 10);
+  if (end == p || *end != '-' || pid <= 0) return 0;
+  const char* n = end + 1;
+  const long number = std::strtol(n, &end, 10);
+  return end != n && *end == '\0' && number >= 0 ? pid : 0;
 }
 
 void check_can_create(const fs::path& target) {

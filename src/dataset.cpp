@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bagel/error.h"
+#include "bagel/model.h"
 #include "bagel/npy.h"
 #include "bagel/npz.h"
 #include "bagel/sample_weights.h"
@@ -142,6 +143,12 @@ TrainingData load_training_data(const TrainConfig& config) {
     sample_weight = read_sample_weights(config.train.sample_weights, out.train.x.rows());
   weigh_rows(out, config.optimizer, sample_weight);
   if (config.valid) out.valid = encode("valid", load_labeled(*config.valid), out.classes);
+  const Index features =
+      std::max(out.train.x.cols(), out.valid ? out.valid->x.cols() : Index{0});
+  check_model_size(features, static_cast<int>(out.classes.size()),
+                   input_name(out.valid && out.valid->x.cols() > out.train.x.cols()
+                                  ? config.valid->features
+                                  : config.train.features));
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

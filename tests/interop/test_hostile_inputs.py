@@ -207,6 +207,15 @@ class HostileInputs(unittest.TestCase):
         r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
         self.assert_refused(r, "train.labels", "10001 distinct classes", "limit of 10000")
 
+    def test_an_index_near_2_to_the_31_is_refused_before_training(self):
+        folder = self.path("wide")
+        folder.mkdir()
+        (folder / "train.svm").write_text("1 2147483646:1\n0 1:1\n1 2:1\n0 3:1\n")
+        (folder / "cfg.json").write_text('{"train": {"features": "train.svm"}, "output": "m"}')
+        r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
+        self.assert_refused(r, "train.svm", "2147483646 features", "of memory")
+        self.assertFalse((folder / "m").exists())
+
     def test_model_json_of_many_classes_holds_no_confusion_matrix(self):
         folder = self.path("many")
         folder.mkdir()
@@ -224,6 +233,43 @@ class HostileInputs(unittest.TestCase):
         metrics = meta["training"]["train_metrics"]
         self.assertNotIn("confusion_matrix", metrics)
         self.assertEqual(len(metrics["per_class"]), classes)
+
+
+class KilledTraining(unittest.TestCase):
+    """SIGKILL at any moment of a training that replaces a model leaves a
+    whole model at the output (the old or the new one), and the next run
+    removes what the killed one left."""
+
+    def test_a_model_survives_sigkill_at_any_moment_and_leftovers_are_cleaned(self):
+        import random
+        import signal
+        import time
+        with tempfile.TemporaryDirectory() as name:
+            folder = Path(name)
+            write_labeled_set(folder, 2000, 300, 0.05, 4, ["yes", "no"])
+            (folder / "cfg.json").write_text(
+                '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m",'
+                ' "optimizer": {"epochs": 2, "learning_rate": 0.1}}')
+            r = run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            start = time.monotonic()
+            run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            duration = time.monotonic() - start
+            rng = random.Random(7)
+            for _ in range(8):
+                proc = subprocess.Popen([BAGEL, "train", "--config", folder / "cfg.json", "--quiet"],
+                                        stderr=subprocess.DEVNULL)
+                time.sleep(rng.uniform(0.5, 1.0) * duration)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                r = run_bagel("predict", "-m", folder / "m", "-i", folder / "train.npz", "-q")
+                self.assertEqual(r.returncode, 0, r.stderr)
+            r = run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sorted(p.name for p in folder.iterdir()),
+                             ["cfg.json", "m", "train.labels", "train.npz"])
+            self.assertEqual(sorted(p.name for p in (folder / "m").iterdir()),
+                             ["bias.npy", "model.json", "weight.npy"])
 
 
 if __name__ == "__main__":
