@@ -64,7 +64,9 @@ std::optional<Json> parse_json_value(std::string_view text, const std::string& w
   try {
     return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true);
   } catch (const TooDeep&) {
-    throw UsageError(where, too_deep());
+    // The value itself may be megabytes of brackets: name its start only.
+    constexpr std::size_t kShown = 60;
+    throw UsageError(where.size() > kShown ? where.substr(0, kShown) + "..." : where, too_deep());
   } catch (const Json::exception&) {
     return std::nullopt;
   }
