@@ -362,18 +362,27 @@ TEST_F(ModelLoadErrors, NonFiniteWeightIsRefused) {
   EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
 }
 
-TEST(ModelLoad, AModelJsonNestedAMillionDeepIsAnErrorNotAStackOverflow) {
-  // load_model copied "config" recursively: SIGSEGV on a 2 MB file.
-  TempDir dir;
+// Saves a binary model into DIR/m and rewrites its model.json as `edit`
+// returns it (given the saved text's JSON); returns the model's folder.
+template <class Edit>
+fs::path saved_model_with_json(const TempDir& dir, Edit&& edit) {
   const fs::path model_dir = dir.path() / "m";
   save_model(random_model({"a", "b"}, 4, 1), model_dir.string());
   std::ifstream in(model_dir / "model.json");
-  nlohmann::json j = nlohmann::json::parse(in);
-  j["config"] = nullptr;
-  std::string text = j.dump();
-  const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
-  text.replace(text.find("\"config\":null"), 13, "\"config\":" + deep);
+  const std::string text = edit(nlohmann::json::parse(in));
   std::ofstream(model_dir / "model.json", std::ios::trunc) << text;
+  return model_dir;
+}
+
+TEST(ModelLoad, AModelJsonNestedAMillionDeepIsAnErrorNotAStackOverflow) {
+  // load_model copied "config" recursively: SIGSEGV on a 2 MB file.
+  TempDir dir;
+  const fs::path model_dir = saved_model_with_json(dir, [](nlohmann::json j) {
+    j["config"] = nullptr;
+    std::string text = j.dump();
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    return text.replace(text.find("\"config\":null"), 13, "\"config\":" + deep);
+  });
   const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
   EXPECT_TRUE(contains(msg, "model.json: nested deeper than 64")) << msg;
 }
@@ -390,14 +399,12 @@ TEST(ModelSaveLoad, ConfigPathsThatAreNotUtf8AreWrittenNotFatal) {
 
 TEST(ModelLoad, MoreClassesThanTheLimitAreRefused) {
   TempDir dir;
-  const fs::path model_dir = dir.path() / "m";
-  save_model(random_model({"a", "b"}, 4, 3), model_dir.string());
-  std::ifstream in(model_dir / "model.json");
-  nlohmann::json j = nlohmann::json::parse(in);
-  std::vector<std::string> many;
-  for (std::size_t i = 0; i <= kMaxClasses; ++i) many.push_back("c" + std::to_string(i));
-  j["classes"] = many;
-  std::ofstream(model_dir / "model.json", std::ios::trunc) << j.dump();
+  const fs::path model_dir = saved_model_with_json(dir, [](nlohmann::json j) {
+    std::vector<std::string> many;
+    for (std::size_t i = 0; i <= kMaxClasses; ++i) many.push_back("c" + std::to_string(i));
+    j["classes"] = many;
+    return j.dump();
+  });
   const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
   EXPECT_TRUE(contains(msg, "distinct classes, more than bagel's limit")) << msg;
 }

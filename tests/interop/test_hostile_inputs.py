@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from cli_helpers import BAGEL, run_bagel, write_labeled_set
+from cli_helpers import BAGEL, run_bagel, train_model, write_labeled_set
 
 MEMORY_CAP = 3 << 30
 
@@ -81,11 +81,8 @@ class HostileInputs(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.dir = Path(cls.tmp.name)
         cls.x, _ = write_labeled_set(cls.dir, 300, 40, 0.2, 5, ["yes", "no"])
-        (cls.dir / "cfg.json").write_text(
-            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "model"}')
-        r = run_bagel("train", "--config", cls.dir / "cfg.json", "--quiet")
-        assert r.returncode == 0, r.stderr
-        cls.model = cls.dir / "model"
+        cls.model = train_model(cls.dir, {"train": {"features": "train.npz",
+                                                    "labels": "train.labels"}, "output": "model"})
 
     @classmethod
     def tearDownClass(cls):
