@@ -55,6 +55,10 @@ FeatureFormat feature_format(const std::string& path, std::string_view head) {
   return FeatureFormat::kSvmlight;
 }
 
+FeatureFormat feature_format_of(const std::string& path) {
+  return feature_format(path, first_bytes(path));
+}
+
 CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
                         FeatureFormat* format) {
   const FeatureFormat f = feature_format(in.name(), in.peek(kFormatMagicBytes));
@@ -76,7 +80,7 @@ CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels
     InputStream in(path);
     return read_features(in, zero_based, labels, format);
   }
-  const FeatureFormat f = feature_format(path, first_bytes(path));
+  const FeatureFormat f = feature_format_of(path);
   if (format != nullptr) *format = f;
   if (f == FeatureFormat::kNpy) refuse_npy(path);
   if (f == FeatureFormat::kNpz) return read_npz_csr(path);

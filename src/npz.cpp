@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
@@ -37,6 +38,8 @@ constexpr zip_uint32_t kDeflateLevel = 6;
 // Deflate's own limit: 258 bytes from about a quarter of a byte (zlib's
 // technical note); a member claiming more per compressed byte is corrupt.
 constexpr zip_uint64_t kMaxInflateRatio = 1032;
+// Non-zeros per chunk of NpzRowChunks: 32 MiB of indices and data.
+constexpr std::int64_t kChunkNonZeros = std::int64_t{1} << 22;
 // format.npy ('|S3') and shape.npy (two int64) take about 150 bytes.
 constexpr zip_uint64_t kSmallMemberBytes = 4096;
 
@@ -456,6 +459,193 @@ CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& 
                    data_view.value_or(std::span<const float>{}), std::move(indptr_own),
                    std::move(indices_own), std::move(data_own), std::move(arrays.mapping));
 }
+
+// ---- reading in row chunks -----------------------------------------------------
+
+// One member read from its start to its end, a stretch of elements at a
+// time, through its own libzip handle.
+class MemberStream {
+ public:
+  MemberStream(const MappedFile& file, const std::string& key)
+      : path_(file.path()), za_(open_zip(file, ZIP_RDONLY)) {
+    member_ = locate(za_.get(), path_, key, file.bytes().size());
+    stream_.reset(zip_fopen_index(za_.get(), member_.index, 0));
+    if (!stream_) fail(zip_strerror(za_.get()));
+    std::vector<std::byte> head(std::min<zip_uint64_t>(member_.size, kNpyMaxPrefixBytes));
+    if (read_into(head.data(), head.size()) != head.size()) fail("truncated");
+    header_ = parse_npy_prefix(head, path_, key);
+    if (header_.shape.size() != 1)
+      throw FileError(path_, key + ": expected a 1-d array, found " +
+                                 std::to_string(header_.shape.size()) + " dimensions");
+    const std::uint64_t needed = header_.data_offset + header_.payload_size();
+    if (needed != member_.size)
+      throw FileError(path_, key + ": the zip entry holds " + std::to_string(member_.size) +
+                                 " bytes, but its .npy header needs " + std::to_string(needed));
+    // What the header read took of the payload is served first.
+    pending_.assign(head.begin() + static_cast<std::ptrdiff_t>(header_.data_offset), head.end());
+  }
+
+  const NpyHeader& header() const { return header_; }
+
+  // The next `count` elements as the .npy dtype's bytes.
+  std::vector<std::byte> read(std::int64_t count) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * header_.item_size;
+    std::vector<std::byte> out(bytes);
+    const std::size_t from_pending = std::min(bytes, pending_.size() - pending_used_);
+    std::copy_n(pending_.begin() + static_cast<std::ptrdiff_t>(pending_used_), from_pending,
+                out.begin());
+    pending_used_ += from_pending;
+    if (read_into(out.data() + from_pending, bytes - from_pending) != bytes - from_pending)
+      fail("truncated");
+    return out;
+  }
+
+  // After the last element: reading on reaches the end and the CRC check.
+  void finish() {
+    std::byte spare;
+    if (pending_used_ != pending_.size() || read_into(&spare, 1) != 0)
+      fail("longer than its array");
+  }
+
+  // The header of `count` elements of this array's dtype: for converting
+  // what read(count) returned.
+  NpyHeader stretch_header(std::int64_t count) const {
+    NpyHeader h = header_;
+    h.shape = {count};
+    return h;
+  }
+
+ private:
+  std::size_t read_into(std::byte* dst, std::size_t size) {
+    std::size_t done = 0;
+    while (done < size) {
+      const zip_int64_t n = zip_fread(stream_.get(), dst + done, size - done);
+      if (n < 0) fail(zip_file_strerror(stream_.get()));
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FileError(path_, member_.key + ": cannot read the member: " + what);
+  }
+
+  std::string path_;
+  ZipHandle za_;
+  Member member_;
+  ZipFileHandle stream_;
+  NpyHeader header_;
+  std::vector<std::byte> pending_;
+  std::size_t pending_used_ = 0;
+};
+
+void check_indptr(std::span<const Index> indptr, std::int64_t nnz, const std::string& path) {
+  if (indptr.empty() || indptr.front() != 0)
+    throw FileError(path, "indptr[0] is not 0");
+  for (std::size_t r = 0; r + 1 < indptr.size(); ++r)
+    if (indptr[r + 1] < indptr[r])
+      throw FileError(path, "indptr decreases at row " + std::to_string(r));
+  if (indptr.back() != nnz)
+    throw FileError(path, "indptr[rows] is " + std::to_string(indptr.back()) + ", expected nnz = " +
+                              std::to_string(nnz));
+}
+
+}  // namespace
+
+struct NpzRowChunks::State {
+  std::unique_ptr<MappedFile> file;
+  Index rows = 0, cols = 0;
+  std::vector<Index> indptr;
+  std::optional<MemberStream> indices, data;
+  Index next_row = 0;
+};
+
+NpzRowChunks::NpzRowChunks(const std::string& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.file = std::make_unique<MappedFile>(path);
+  const ZipHandle za = open_zip(*s.file, ZIP_RDONLY | ZIP_CHECKCONS);
+  const std::string format = read_format(za.get(), *s.file);
+  if (format != "csr")
+    throw FileError(path, "format is '" + detail::printable(format) +
+                              "', expected 'csr' (convert with X.tocsr() before save_npz)");
+  const std::array<Index, 2> shape = read_shape(za.get(), *s.file);
+  s.rows = shape[0];
+  s.cols = shape[1];
+  Member indptr = locate(za.get(), path, "indptr", s.file->bytes().size());
+  if (indptr.stored)
+    locate_in_mapping(*s.file, indptr, path);
+  else
+    inflate(za.get(), indptr, path);
+  parse_member(indptr, path);
+  check_vector(indptr, path);
+  s.indptr = npy_to_int32(indptr.header, indptr.payload(), path, "indptr");
+  if (s.indptr.size() != static_cast<std::size_t>(s.rows) + 1)
+    throw FileError(path, "indptr: length " + std::to_string(s.indptr.size()) +
+                              ", expected rows + 1 = " + std::to_string(s.rows + 1));
+  s.indices.emplace(*s.file, "indices");
+  s.data.emplace(*s.file, "data");
+  const std::int64_t nnz = s.indices->header().count();
+  if (s.data->header().count() != nnz)
+    throw FileError(path, "data has " + std::to_string(s.data->header().count()) +
+                              " values but indices has " + std::to_string(nnz));
+  check_indptr(s.indptr, nnz, path);
+}
+
+NpzRowChunks::~NpzRowChunks() = default;
+
+Index NpzRowChunks::rows() const { return state_->rows; }
+Index NpzRowChunks::cols() const { return state_->cols; }
+
+std::optional<CsrMatrix> NpzRowChunks::next(Index max_rows) {
+  State& s = *state_;
+  if (s.next_row >= s.rows) {
+    if (s.indices) {
+      s.indices->finish();
+      s.data->finish();
+      s.indices.reset();
+      s.data.reset();
+    }
+    return std::nullopt;
+  }
+  const std::string& path = s.file->path();
+  const Index begin = s.next_row;
+  const Index first = s.indptr[static_cast<std::size_t>(begin)];
+  // At most max_rows rows and kChunkNonZeros non-zeros (but one row at least).
+  const auto row_limit = s.indptr.begin() + begin + std::min(max_rows, s.rows - begin);
+  const auto past = std::upper_bound(s.indptr.begin() + begin + 1, row_limit + 1,
+                                     static_cast<std::int64_t>(first) + kChunkNonZeros);
+  const Index end = std::max<Index>(begin + 1, static_cast<Index>(past - s.indptr.begin()) - 1);
+  const std::int64_t count = s.indptr[static_cast<std::size_t>(end)] - first;
+  std::vector<Index> indptr(static_cast<std::size_t>(end - begin) + 1);
+  for (Index r = begin; r <= end; ++r)
+    indptr[static_cast<std::size_t>(r - begin)] = s.indptr[static_cast<std::size_t>(r)] - first;
+  std::vector<Index> indices = npy_to_int32(s.indices->stretch_header(count), s.indices->read(count),
+                                            path, "indices");
+  std::vector<float> data =
+      npy_to_float32(s.data->stretch_header(count), s.data->read(count), path, "data");
+  CsrMatrix chunk(end - begin, s.cols, std::move(indptr), std::move(indices), std::move(data));
+  try {
+    chunk.validate(path);
+  } catch (const FileError& e) {
+    // Its rows count from the chunk's first: name the row in the file.
+    throw FileError(path, "in rows " + std::to_string(begin) + ".." + std::to_string(end - 1) +
+                              " (counting from 0): " + e.what());
+  }
+  s.next_row = end;
+  return chunk;
+}
+
+bool NpzRowChunks::is_compressed(const std::string& path) {
+  const MappedFile file(path);
+  const ZipHandle za = open_zip(file, ZIP_RDONLY);
+  for (const char* key : {"indices", "data"}) {
+    const Member m = locate(za.get(), path, key, file.bytes().size());
+    if (!m.stored) return true;
+  }
+  return false;
+}
+
+namespace {
 
 // ---- writing -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@
 #include "bagel/labels.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
+#include "bagel/npz.h"
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
@@ -218,6 +219,31 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
   throw UsageError("--metrics", "needs true labels: " + why);
 }
 
+// Class ids of a compressed .npz's rows (--labels: an .npz has none of its
+// own); nullopt: no metrics.
+std::optional<std::vector<std::int32_t>> chunk_labels(const PredictOptions& o,
+                                                      std::vector<std::int32_t> labels, Index rows) {
+  if (o.labels.empty()) {
+    if (!o.metrics.empty()) metrics_need_labels("pass --labels FILE (an .npz holds no labels)");
+    return std::nullopt;
+  }
+  check_label_count(o, labels.size(), rows);
+  return labels;
+}
+
+// A compressed .npz, kRowsPerChunk rows at a time: memory stays one chunk
+// of the matrix instead of the whole matrix inflated.
+void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::int32_t>>& y,
+                    PredictionWriter& writer) {
+  if (y) writer.expect_labels();
+  while (std::optional<CsrMatrix> x = chunks.next(kRowsPerChunk)) {
+    const auto first = static_cast<std::size_t>(writer.rows());
+    writer.write(*x, y ? std::span<const std::int32_t>(*y).subspan(
+                             first, static_cast<std::size_t>(x->rows()))
+                       : std::span<const std::int32_t>());
+  }
+}
+
 }  // namespace
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
@@ -266,6 +292,7 @@ int run_predict(const PredictOptions& o) {
   // read from its end).
   std::unique_ptr<InputStream> stream;
   std::unique_ptr<SvmlightStream> rows;
+  std::unique_ptr<NpzRowChunks> chunks;
   CsrMatrix x;
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
@@ -276,13 +303,20 @@ int run_predict(const PredictOptions& o) {
       rows = std::make_unique<SvmlightStream>(*stream, zero_based);
     else
       x = read_features(*stream, zero_based, &in_file, &format);
+  } else if (feature_format_of(o.input) == FeatureFormat::kNpz &&
+             NpzRowChunks::is_compressed(o.input)) {
+    chunks = std::make_unique<NpzRowChunks>(o.input);
   } else {
     x = read_features(o.input, zero_based, &in_file, &format);
   }
   // Streamed rows bring their own labels: whether they are all classes of
   // the model is known only at the end (checked after predicting).
   std::optional<std::vector<std::int32_t>> y;
-  if (!rows) {
+  if (chunks) {
+    check_features_fit(model, CsrMatrix(0, chunks->cols(), std::vector<Index>{0}, {}, {}),
+                       o.input, ColumnCount::kStored);
+    y = chunk_labels(o, std::move(labels), chunks->rows());
+  } else if (!rows) {
     check_features_fit(model, x, input_name(o.input),
                        format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
     y = whole_labels(x, in_file, std::move(labels), model, o);
@@ -298,6 +332,8 @@ int run_predict(const PredictOptions& o) {
   const auto t_predict = Clock::now();
   if (rows) {
     predict_streaming(*rows, labels, model, o, writer, output.stream());
+  } else if (chunks) {
+    predict_chunks(*chunks, y, writer);
   } else {
     if (y) writer.expect_labels();
     writer.write(x, y ? std::span<const std::int32_t>(*y) : std::span<const std::int32_t>());

@@ -232,6 +232,74 @@ class HostileInputs(unittest.TestCase):
         self.assertEqual(len(metrics["per_class"]), classes)
 
 
+def write_compressed_csr(path, rows, row_indices, chunk_rows=8192):
+    """A deflated CSR .npz whose every row holds `row_indices` with value 1,
+    written a block of rows at a time, so that Python never holds the whole
+    (possibly large) matrix."""
+    nnz_per_row = len(row_indices)
+    nnz = rows * nnz_per_row
+    def stream(z, name, header, block):
+        with z.open(name, "w", force_zip64=True) as out:
+            out.write(header)
+            for start in range(0, rows, chunk_rows):
+                out.write(block[:min(chunk_rows, rows - start) * nnz_per_row].tobytes())
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("format.npy", npy_bytes(np.array(b"csr")))
+        z.writestr("shape.npy", npy_bytes(np.array([rows, max(row_indices) + 1], dtype=np.int64)))
+        z.writestr("indptr.npy", npy_bytes(np.arange(rows + 1, dtype=np.int32) * nnz_per_row))
+        stream(z, "indices.npy", npy_header_only("<i4", (nnz,)),
+               np.tile(np.asarray(row_indices, dtype=np.int32), chunk_rows))
+        stream(z, "data.npy", npy_header_only("<f4", (nnz,)),
+               np.ones(chunk_rows * nnz_per_row, dtype=np.float32))
+
+
+class CompressedPredict(unittest.TestCase):
+    """predict reads a compressed .npz in chunks of rows (point 9)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+        write_labeled_set(cls.dir, 300, 500, 0.05, 6, ["yes", "no"])
+        cls.model = train_model(cls.dir, {"train": {"features": "train.npz",
+                                                    "labels": "train.labels"}, "output": "m"})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_compressed_and_stored_files_predict_the_same_bytes_across_chunks(self):
+        rng = np.random.default_rng(3)
+        x = sp.random(70000, 500, density=0.01, format="csr", random_state=rng)  # > one chunk
+        x.data = np.round(x.data * 4).astype(np.float32)
+        labels = self.dir / "big.labels"
+        labels.write_text("\n".join(rng.choice(["yes", "no"], x.shape[0])) + "\n")
+        outputs = []
+        for compressed in (True, False):
+            path = self.dir / f"big-{compressed}.npz"
+            sp.save_npz(path, x, compressed=compressed)
+            metrics = self.dir / f"metrics-{compressed}.json"
+            r = run_bagel("predict", "-m", self.model, "-i", path, "--proba", "-l", labels,
+                          "--metrics", metrics, "-q", text=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outputs.append((r.stdout, metrics.read_text()))
+        self.assertEqual(outputs[0], outputs[1])
+
+    def test_a_compressed_file_is_predicted_in_bounded_memory(self):
+        # 131,072 rows x 500 non-zeros: 524 MB inflated, a few MB on disk.
+        path = self.dir / "wide.npz"
+        write_compressed_csr(path, 131072, list(range(500)))
+        self.assertLess(path.stat().st_size, 8 << 20)
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (700 << 20, 700 << 20))
+        r = subprocess.run([BAGEL, "predict", "-m", self.model, "-i", path, "-o",
+                            self.dir / "wide.pred", "-q"], capture_output=True, text=True,
+                           timeout=300, preexec_fn=limit,
+                           env=dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len((self.dir / "wide.pred").read_text().splitlines()), 131072)
+
+
 class KilledTraining(unittest.TestCase):
     """SIGKILL at any moment of a training that replaces a model leaves a
     whole model at the output (the old or the new one), and the next run
