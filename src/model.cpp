@@ -59,6 +59,19 @@ std::string gib(double bytes) {
   return text;
 }
 
+// The writers name the temporary they write to ("m.tmp-4242-17/weight.npy:
+// write failed"); the user knows the model's folder and file.
+template <class Write>
+void write_model_file(const std::string& dir, const std::string& name, Write&& write) {
+  try {
+    write();
+  } catch (const FileError& e) {
+    std::string message = e.what();
+    if (message.starts_with(e.file() + ": ")) message.erase(0, e.file().size() + 2);
+    throw FileError((fs::path(dir) / name).string(), message);
+  }
+}
+
 }  // namespace
 
 void check_model_size(Index num_features, int num_classes, const std::string& source,
@@ -90,14 +103,20 @@ void save_model(const Model& model, const std::string& dir, bool force) {
   j["bias"] = {{"file", "bias.npy"}, {"dtype", "float32"}, {"shape", {model.num_outputs}}};
   j["config"] = model.config;
   j["training"] = model.training;
-  write_npy(out.path_for("weight.npy").string(), model.weight,
-            {model.num_features, model.num_outputs});
-  write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
+  write_model_file(dir, "weight.npy", [&] {
+    write_npy(out.path_for("weight.npy").string(), model.weight,
+              {model.num_features, model.num_outputs});
+  });
+  write_model_file(dir, "bias.npy", [&] {
+    write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
+  });
   // Paths in the config may hold bytes that are not UTF-8 (file names are
   // bytes); they are informational here, so they are written with U+FFFD
   // rather than failing after the training. Class names were checked at load.
-  write_file_atomic(out.path_for("model.json"),
-                    j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_model_file(dir, "model.json", [&] {
+    write_file_atomic(out.path_for("model.json"),
+                      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  });
   out.commit();
 }
 

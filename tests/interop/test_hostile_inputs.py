@@ -192,6 +192,24 @@ class HostileInputs(unittest.TestCase):
         self.assert_refused(r, "--metrics", "is a file, not a folder")
         self.assertFalse(out.exists())
 
+    def test_a_full_disk_names_the_model_file_not_a_temporary(self):
+        import signal
+        folder = self.path("full")
+        folder.mkdir()
+        write_labeled_set(folder, 100, 100000, 0.0002, 1, ["yes", "no"])
+        (folder / "cfg.json").write_text(
+            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m",'
+            ' "optimizer": {"epochs": 1}}')
+        def small_files():  # files stop growing at 64 KiB, as on a full disk
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        r = subprocess.run([BAGEL, "train", "--config", folder / "cfg.json", "--quiet"],
+                           capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+        self.assert_refused(r, str(folder / "m" / "weight.npy") + ": write failed")
+        self.assertNotIn(".tmp-", r.stderr)
+        self.assertEqual(sorted(p.name for p in folder.iterdir()),
+                         ["cfg.json", "train.labels", "train.npz"])
+
     def test_too_many_classes_are_refused_before_training(self):
         folder = self.path("ids")
         folder.mkdir()
