@@ -60,6 +60,15 @@ Json read_json_file(const std::string& path, const std::string& what) {
   return parse_json(text, path);
 }
 
+void check_json_writable(const Json& j, const std::string& source) {
+  try {
+    static_cast<void>(j.dump());
+  } catch (const Json::type_error& e) {
+    throw FileError(source, "holds text that is not UTF-8 (a file name?), which JSON cannot "
+                            "hold: " + json_error_reason(e));
+  }
+}
+
 std::optional<Json> parse_json_value(std::string_view text, const std::string& where) {
   try {
     return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true);

@@ -77,5 +77,16 @@ TEST(JsonParseValue, DeepValueIsAUsageErrorNamingTheSet) {
   }
 }
 
+TEST(JsonWritable, TextThatIsNotUtf8IsAFileErrorBeforeAnyWork) {
+  EXPECT_NO_THROW(check_json_writable({{"output", "runs/\xC3\xA9t\xC3\xA9"}}, "cfg.json"));
+  try {
+    check_json_writable({{"train", {{"features", "data/\xFF.npz"}}}}, "cfg.json");
+    FAIL() << "expected a FileError";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: holds text that is not UTF-8"),
+              std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace bagel

@@ -33,6 +33,11 @@ nlohmann::json read_json_file(const std::string& path, const std::string& what);
 // prefix, which means nothing to a user.
 std::string json_error_reason(const nlohmann::json::exception& e);
 
+// Throws FileError naming `source` when `j` holds a string that is not
+// UTF-8 (a file name is bytes, JSON is text), so that a value that could
+// never be written is refused before the work, not when it is saved.
+void check_json_writable(const nlohmann::json& j, const std::string& source);
+
 // A `--set KEY=VALUE` value: the JSON it spells, or nullopt when it is not
 // valid JSON (the caller takes it as a string). Nesting beyond the limit is
 // a UsageError naming `where` ("--set optimizer.epochs=[[[...").
