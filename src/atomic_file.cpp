@@ -97,9 +97,9 @@ void sync_path(const fs::path& path) {
 }
 
 bool exchange_paths(const fs::path& a, const fs::path& b) {
-  if (::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0) return true;
-  if (errno == EINVAL || errno == ENOSYS || errno == ENOTSUP) return false;
-  throw FileError(b.string(), std::string("cannot switch to the new version: ") + std::strerror(errno));
+  // Any failure (no support: EINVAL; a mount point: EBUSY; EXDEV, EPERM)
+  // changed nothing, and the caller has a slower way that reports its own.
+  return ::renameat2(AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
 }
 
 long temp_owner(const std::string& name, const std::string& prefix) {

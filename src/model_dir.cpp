@@ -167,10 +167,11 @@ ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
   check_model_dir(dir_, force_);
   remove_dead_temporaries(dir_);
   const ModelDirState state = model_dir_state(dir_);
+  // An empty folder is the user's (its permissions, a mount point): it is
+  // filled file by file, as one with the user's files in it is.
   const bool whole_folder =
       state == ModelDirState::kMissing ||
-      ((state == ModelDirState::kEmpty || state == ModelDirState::kModel) &&
-       holds_only_model_files(dir_) && !is_current_folder(dir_));
+      (state == ModelDirState::kModel && holds_only_model_files(dir_) && !is_current_folder(dir_));
   if (!whole_folder) return;  // the user's files stay where they are: file by file
   replacing_folder_ = state != ModelDirState::kMissing;
   std::error_code ec;
@@ -179,6 +180,8 @@ ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
   new_folder_ = std::make_unique<AtomicPath>(dir_);
   fs::create_directory(new_folder_->temp(), ec);
   if (ec) throw FileError(new_folder_->temp().string(), "cannot create: " + ec.message());
+  // The new version keeps the old folder's permissions.
+  if (replacing_folder_) fs::permissions(new_folder_->temp(), fs::status(dir_).permissions(), ec);
 }
 
 fs::path ModelDirWriter::path_for(const std::string& name) {

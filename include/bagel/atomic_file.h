@@ -53,7 +53,7 @@ void sync_path(const std::filesystem::path& path);
 
 // Swaps two existing entries in one step (renameat2 RENAME_EXCHANGE), so
 // that no moment exists at which either name is missing. Returns false when
-// the file system cannot (then nothing changed); throws FileError otherwise.
+// it cannot (the file system, a mount point): then nothing changed.
 bool exchange_paths(const std::filesystem::path& a, const std::filesystem::path& b);
 
 // The process id in a temporary's name ("model.tmp-4242-17" -> 4242), or 0

@@ -12,11 +12,13 @@
 //                   still refuses to overwrite a model file bagel did not
 //                   write. A regular file at DIR is always refused.
 // Every file is flushed (fsync) before it is renamed, its folder after. An
-// existing folder that holds only model files is replaced whole: the new
+// existing folder that holds a bagel model and nothing else is replaced
+// whole: the new
 // model is written to a sibling folder swapped with DIR in one step
 // (renameat2 RENAME_EXCHANGE), and load_model reads through one handle on
-// the folder, so readers always see one whole version. A folder with the
-// user's files (or the current folder) is written file by file instead:
+// the folder, so readers always see one whole version. An empty folder, one
+// with the user's files, the current folder or one that cannot be swapped
+// (a mount point) is written file by file instead:
 // only when all three are complete is the old model.json removed, the arrays
 // renamed into place and the new model.json renamed last. Whenever a
 // model.json is present, the arrays beside it are the ones it describes; a
