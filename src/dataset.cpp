@@ -106,6 +106,16 @@ void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
   data.train.weight = row_weights(data.class_weight, data.train.y, sample_weight);
 }
 
+// Before training: the classes within kMaxClasses, the weights (features of
+// the wider split x outputs) within memory; errors name that split's source.
+void check_model_fits(const TrainingData& data, const std::string& train_source,
+                      const std::string& valid_source) {
+  const bool valid_wider = data.valid && data.valid->x.cols() > data.train.x.cols();
+  check_class_count(data.classes.size(), train_source);
+  check_model_size(valid_wider ? data.valid->x.cols() : data.train.x.cols(),
+                   static_cast<int>(data.classes.size()), valid_wider ? valid_source : train_source);
+}
+
 // What a file reader checks, for arrays that did not come from a file.
 void check_in_memory(const Dataset& d, std::size_t num_classes) {
   d.x.validate(d.name);
@@ -132,6 +142,7 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   out.classes = std::move(classes);
   out.train = std::move(train);
   out.valid = std::move(valid);
+  check_model_fits(out, out.train.name, out.valid ? out.valid->name : "");
   weigh_rows(out, config.optimizer, sample_weight);
   return out;
 }
@@ -147,12 +158,8 @@ TrainingData load_training_data(const TrainConfig& config) {
     sample_weight = read_sample_weights(config.train.sample_weights, out.train.x.rows());
   weigh_rows(out, config.optimizer, sample_weight);
   if (config.valid) out.valid = encode("valid", load_labeled(*config.valid), out.classes);
-  const Index features =
-      std::max(out.train.x.cols(), out.valid ? out.valid->x.cols() : Index{0});
-  check_model_size(features, static_cast<int>(out.classes.size()),
-                   input_name(out.valid && out.valid->x.cols() > out.train.x.cols()
-                                  ? config.valid->features
-                                  : config.train.features));
+  check_model_fits(out, input_name(config.train.features),
+                   config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
