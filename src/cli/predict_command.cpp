@@ -7,7 +7,6 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/config.h"
-#include "bagel/cores.h"
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
