@@ -19,6 +19,7 @@
 #include "bagel/dataset.h"
 #include "bagel/dense_linear.h"
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/override_error.h"
 #include "bagel/json_reader.h"
 #include "bagel/labels.h"
@@ -331,14 +332,7 @@ BenchConfig parse_bench_config(const nlohmann::json& doc, const fs::path& base_d
 }
 
 BenchConfig load_bench_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw FileError(path, "cannot open bench config");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in, nullptr, true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FileError(path, std::string("invalid JSON: ") + e.what());
-  }
+  nlohmann::json doc = read_json_file(path, "bench config");
   for (const std::string& o : overrides) apply_override(doc, o);
   try {
     return parse_bench_config(doc, fs::absolute(path).parent_path());

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "bagel/error.h"
+#include "bagel/model.h"
 #include "bagel/npy.h"
 #include "bagel/npz.h"
 #include "bagel/sample_weights.h"
@@ -54,6 +55,10 @@ FeatureFormat feature_format(const std::string& path, std::string_view head) {
   return FeatureFormat::kSvmlight;
 }
 
+FeatureFormat feature_format_of(const std::string& path) {
+  return feature_format(path, first_bytes(path));
+}
+
 CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
                         FeatureFormat* format) {
   const FeatureFormat f = feature_format(in.name(), in.peek(kFormatMagicBytes));
@@ -75,7 +80,7 @@ CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels
     InputStream in(path);
     return read_features(in, zero_based, labels, format);
   }
-  const FeatureFormat f = feature_format(path, first_bytes(path));
+  const FeatureFormat f = feature_format_of(path);
   if (format != nullptr) *format = f;
   if (f == FeatureFormat::kNpy) refuse_npy(path);
   if (f == FeatureFormat::kNpz) return read_npz_csr(path);
@@ -99,6 +104,16 @@ void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
                 std::span<const float> sample_weight) {
   data.class_weight = class_weights(optimizer.class_weight, data.classes, data.train.y);
   data.train.weight = row_weights(data.class_weight, data.train.y, sample_weight);
+}
+
+// Before training: the classes within kMaxClasses, the weights (features of
+// the wider split x outputs) within memory; errors name that split's source.
+void check_model_fits(const TrainingData& data, const std::string& train_source,
+                      const std::string& valid_source) {
+  const bool valid_wider = data.valid && data.valid->x.cols() > data.train.x.cols();
+  check_class_count(data.classes.size(), train_source);
+  check_model_size(valid_wider ? data.valid->x.cols() : data.train.x.cols(),
+                   static_cast<int>(data.classes.size()), valid_wider ? valid_source : train_source);
 }
 
 // What a file reader checks, for arrays that did not come from a file.
@@ -127,6 +142,7 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   out.classes = std::move(classes);
   out.train = std::move(train);
   out.valid = std::move(valid);
+  check_model_fits(out, out.train.name, out.valid ? out.valid->name : "");
   weigh_rows(out, config.optimizer, sample_weight);
   return out;
 }
@@ -142,6 +158,8 @@ TrainingData load_training_data(const TrainConfig& config) {
     sample_weight = read_sample_weights(config.train.sample_weights, out.train.x.rows());
   weigh_rows(out, config.optimizer, sample_weight);
   if (config.valid) out.valid = encode("valid", load_labeled(*config.valid), out.classes);
+  check_model_fits(out, input_name(config.train.features),
+                   config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -47,6 +47,45 @@ double beyond_range(std::string_view number) {
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
 
+// Length of the UTF-8 sequence starting with `lead`, 0 if no sequence does.
+std::size_t utf8_length(unsigned char lead) {
+  if (lead < 0x80) return 1;
+  if (lead >= 0xC2 && lead <= 0xDF) return 2;
+  if (lead >= 0xE0 && lead <= 0xEF) return 3;
+  if (lead >= 0xF0 && lead <= 0xF4) return 4;
+  return 0;
+}
+
+// Offset of the first byte of `text` that is not well-formed UTF-8 (RFC 3629:
+// no overlong forms, no surrogates, nothing above U+10FFFF), or npos.
+std::size_t invalid_utf8_at(std::string_view text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_length(lead);
+    if (n == 0 || text.size() - i < n) return i;
+    for (std::size_t k = 1; k < n; ++k)
+      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
+    const auto second = static_cast<unsigned char>(n > 1 ? text[i + 1] : 0);
+    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
+        (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
+      return i;
+    i += n;
+  }
+  return std::string_view::npos;
+}
+
+// `where` is "" when `line` says where; else "row N: ".
+void check_utf8(std::string_view label, const std::string& source, const std::string& where,
+                std::int64_t line) {
+  const std::size_t bad = invalid_utf8_at(label);
+  if (bad == std::string_view::npos) return;
+  throw FileError(source,
+                  where + "label '" + detail::printable(label.substr(0, 40)) +
+                      "' is not UTF-8 text (byte " + std::to_string(bad + 1) +
+                      "); save the labels as UTF-8",
+                  line);
+}
+
 // "'a', 'b', 'c', ... (7 in all)"
 std::string some_classes(const std::vector<std::string>& names) {
   std::string out;
@@ -83,8 +122,14 @@ RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   if (h.shape.size() != 1)
     throw FileError(source, "labels must be a 1-d array, found " +
                                 std::to_string(h.shape.size()) + " dimensions");
-  if (h.dtype == DType::kUnicode || h.dtype == DType::kBytes)
-    return make_labels(npy_to_strings(h, array.payload(), source), source);
+  if (h.dtype == DType::kUnicode || h.dtype == DType::kBytes) {
+    std::vector<std::string> names = npy_to_strings(h, array.payload(), source);
+    // UTF-32 items were checked as they were decoded; bytes may be anything.
+    if (h.dtype == DType::kBytes)
+      for (std::size_t i = 0; i < names.size(); ++i)
+        check_utf8(names[i], source, "row " + std::to_string(i + 1) + ": ", 0);
+    return make_labels(std::move(names), source);
+  }
   if (h.dtype == DType::kFloat32)
     return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), source)), source);
   return make_labels(npy_to_float64(h, array.payload(), source), source);
@@ -112,6 +157,7 @@ class TextLabelReader {
       }
       if (first_blank_ != 0)
         throw FileError(source_, "blank line, expected one label per line", first_blank_);
+      check_utf8(label, source_, "", line_);
       labels_.emplace_back(label);
     }
   }
@@ -269,7 +315,16 @@ Classes Classes::fit(const RawLabels& labels) {
     if (classes.size() == 1) found += " class: " + in_quotes(classes.names[0]);
     throw FileError(labels.source, "needs at least 2 classes, " + found);
   }
+  check_class_count(classes.size(), labels.source);
   return classes;
+}
+
+void check_class_count(std::size_t count, const std::string& source) {
+  if (count <= kMaxClasses) return;
+  throw FileError(source, "has " + std::to_string(count) + " distinct classes, more than bagel's " +
+                              "limit of " + std::to_string(kMaxClasses) +
+                              " (each row costs one multiply-add per class and feature); "
+                              "are these labels, or an id per row?");
 }
 
 std::vector<std::int32_t> Classes::encode(const RawLabels& labels) const {

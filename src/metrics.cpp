@@ -76,19 +76,19 @@ double f1_score(double precision, double recall) {
   return denom == 0 ? 0.0 : 2.0 * precision * recall / denom;
 }
 
-std::vector<ClassReport> class_reports(const std::vector<std::vector<std::int64_t>>& confusion) {
-  const std::size_t k = confusion.size();
+// From per-class counts: rows predicted as the class, rows truly of it
+// (support), and rows both (true positives).
+std::vector<ClassReport> class_reports(const std::vector<std::int64_t>& predicted,
+                                       const std::vector<std::int64_t>& support,
+                                       const std::vector<std::int64_t>& true_positives) {
+  const std::size_t k = support.size();
   std::vector<ClassReport> reports(k);
   for (std::size_t c = 0; c < k; ++c) {
-    std::int64_t predicted = 0;
-    for (std::size_t t = 0; t < k; ++t) predicted += confusion[t][c];
-    const std::int64_t support =
-        std::accumulate(confusion[c].begin(), confusion[c].end(), std::int64_t{0});
-    const auto tp = static_cast<double>(confusion[c][c]);
+    const auto tp = static_cast<double>(true_positives[c]);
     ClassReport& report = reports[c];
-    report.support = support;
-    report.precision = divide_or_zero(tp, static_cast<double>(predicted));
-    report.recall = divide_or_zero(tp, static_cast<double>(support));
+    report.support = support[c];
+    report.precision = divide_or_zero(tp, static_cast<double>(predicted[c]));
+    report.recall = divide_or_zero(tp, static_cast<double>(support[c]));
     report.f1 = f1_score(report.precision, report.recall);
   }
   return reports;
@@ -142,7 +142,10 @@ std::optional<double> binary_roc_auc(std::span<const std::int32_t> y_true,
 MetricsAccumulator::MetricsAccumulator(int num_classes) : num_classes_(num_classes) {
   check_classes(num_classes);
   const auto k = static_cast<std::size_t>(num_classes);
-  confusion_.assign(k, std::vector<std::int64_t>(k, 0));
+  predicted_.assign(k, 0);
+  support_.assign(k, 0);
+  true_positives_.assign(k, 0);
+  if (num_classes <= kMaxConfusionClasses) confusion_.assign(k, std::vector<std::int64_t>(k, 0));
 }
 
 void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<const double> proba) {
@@ -151,8 +154,13 @@ void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<con
   for (std::size_t r = 0; r < y_true.size(); ++r) {
     const auto row = proba.subspan(r * k, k);
     const int predicted = arg_max(row);
-    correct_ += predicted == y_true[r];
-    ++confusion_[static_cast<std::size_t>(y_true[r])][static_cast<std::size_t>(predicted)];
+    const auto truth = static_cast<std::size_t>(y_true[r]);
+    const auto guess = static_cast<std::size_t>(predicted);
+    correct_ += truth == guess;
+    ++predicted_[guess];
+    ++support_[truth];
+    true_positives_[truth] += truth == guess;
+    if (!confusion_.empty()) ++confusion_[truth][guess];
     loss_sum_ += row_log_loss(row, y_true[r]);
     if (k == 2) positive_score_.push_back(row[1]);
   }
@@ -168,7 +176,7 @@ Metrics MetricsAccumulator::finish() const {
   m.confusion = confusion_;
   m.accuracy = static_cast<double>(correct_) / n;
   m.log_loss = loss_sum_ / n;
-  m.per_class = class_reports(m.confusion);
+  m.per_class = class_reports(predicted_, support_, true_positives_);
   double f1_sum = 0;
   for (const ClassReport& report : m.per_class) f1_sum += report.f1;
   m.macro_f1 = f1_sum / static_cast<double>(num_classes_);
@@ -184,7 +192,8 @@ Metrics compute_metrics(std::span<const std::int32_t> y_true, std::span<const do
 }
 
 nlohmann::json metrics_to_json(const Metrics& m, const std::vector<std::string>& class_names) {
-  if (class_names.size() != m.per_class.size() || class_names.size() != m.confusion.size()) {
+  if (class_names.size() != m.per_class.size() ||
+      (!m.confusion.empty() && class_names.size() != m.confusion.size())) {
     throw Error("metrics: " + std::to_string(class_names.size()) + " class names for " +
                 std::to_string(m.per_class.size()) + " classes; expected one name per class");
   }
@@ -204,7 +213,8 @@ nlohmann::json metrics_to_json(const Metrics& m, const std::vector<std::string>&
                                  {"support", report.support}};
   }
   out["per_class"] = std::move(per_class);
-  out["confusion_matrix"] = {{"labels", class_names}, {"matrix", m.confusion}};
+  if (!m.confusion.empty())
+    out["confusion_matrix"] = {{"labels", class_names}, {"matrix", m.confusion}};
   return out;
 }
 

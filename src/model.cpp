@@ -1,12 +1,23 @@
 #include "bagel/model.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
 #include "bagel/huge_pages.h"
+#include "bagel/json_parse.h"
+#include "bagel/labels.h"
 #include "bagel/loss.h"
 #include "bagel/model_dir.h"
 #include "bagel/npy.h"
@@ -26,6 +37,56 @@ Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index
   return m;
 }
 
+namespace {
+
+// What this process may use: the physical memory, or less where a cgroup
+// (a container's limit) or an address-space limit (ulimit -v) says so.
+double usable_memory() {
+  double bytes =
+      static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  std::ifstream cgroup("/sys/fs/cgroup/memory.max");
+  double limit = 0;
+  if (cgroup >> limit && limit > 0) bytes = std::min(bytes, limit);  // "max" fails to parse
+  struct rlimit address_space {};
+  if (::getrlimit(RLIMIT_AS, &address_space) == 0 && address_space.rlim_cur != RLIM_INFINITY)
+    bytes = std::min(bytes, static_cast<double>(address_space.rlim_cur));
+  return bytes;
+}
+
+std::string gib(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+// The writers name the temporary they write to ("m.tmp-4242-17/weight.npy:
+// write failed"); the user knows the model's folder and file.
+template <class Write>
+void write_model_file(const std::string& dir, const std::string& name, Write&& write) {
+  try {
+    write();
+  } catch (const FileError& e) {
+    std::string message = e.what();
+    if (message.starts_with(e.file() + ": ")) message.erase(0, e.file().size() + 2);
+    throw FileError((fs::path(dir) / name).string(), message);
+  }
+}
+
+}  // namespace
+
+void check_model_size(Index num_features, int num_classes, const std::string& source,
+                      double memory_bytes) {
+  const double memory = memory_bytes > 0 ? memory_bytes : usable_memory();
+  const int outputs = num_outputs_for(num_classes);
+  const double bytes = static_cast<double>(num_features) * outputs * sizeof(float);
+  if (bytes <= kMaxWeightMemoryFraction * memory) return;
+  throw FileError(source, "the model would have " + std::to_string(num_features) + " features x " +
+                              std::to_string(outputs) + " outputs = " + gib(bytes) +
+                              " of float32 weights, more than half of the " + gib(memory) +
+                              " of memory this process may use; the column count is the largest "
+                              "feature index + 1: is an index wrong, or the vocabulary too large?");
+}
+
 void save_model(const Model& model, const std::string& dir, bool force) {
   ModelDirWriter out(dir, force);
   nlohmann::json j;
@@ -42,40 +103,90 @@ void save_model(const Model& model, const std::string& dir, bool force) {
   j["bias"] = {{"file", "bias.npy"}, {"dtype", "float32"}, {"shape", {model.num_outputs}}};
   j["config"] = model.config;
   j["training"] = model.training;
-  write_npy(out.path_for("weight.npy").string(), model.weight,
-            {model.num_features, model.num_outputs});
-  write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
-  write_file_atomic(out.path_for("model.json"), j.dump(2) + "\n");
+  write_model_file(dir, "weight.npy", [&] {
+    write_npy(out.path_for("weight.npy").string(), model.weight,
+              {model.num_features, model.num_outputs});
+  });
+  write_model_file(dir, "bias.npy", [&] {
+    write_npy(out.path_for("bias.npy").string(), model.bias, {model.num_outputs});
+  });
+  // Paths in the config may hold bytes that are not UTF-8 (file names are
+  // bytes); they are informational here, so they are written with U+FFFD
+  // rather than failing after the training. Class names were checked at load.
+  write_model_file(dir, "model.json", [&] {
+    write_file_atomic(out.path_for("model.json"),
+                      j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  });
   out.commit();
 }
 
 namespace {
 
-std::vector<float> read_float_array(const fs::path& path, const std::vector<std::int64_t>& shape) {
-  const NpyArray a = read_npy(path.string());
-  if (a.header.shape != shape) {
+// One open handle on the model's folder: the three files are read through it
+// (openat), so they all come from one version of the folder, even while a
+// new version is swapped in by save_model.
+class ModelFolder {
+ public:
+  explicit ModelFolder(const std::string& dir)
+      : dir_(dir), fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) throw FileError(dir, "is not a model directory (no such folder)");
+  }
+  ~ModelFolder() { ::close(fd_); }
+  ModelFolder(const ModelFolder&) = delete;
+  ModelFolder& operator=(const ModelFolder&) = delete;
+
+  std::string name_of(const std::string& file) const { return (fs::path(dir_) / file).string(); }
+
+  std::vector<std::byte> read(const std::string& file, const std::string& hint) const {
+    const int fd = ::openat(fd_, file.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw FileError(name_of(file), "cannot open" + hint + ": " + std::strerror(errno));
+    std::vector<std::byte> bytes;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) bytes.reserve(static_cast<std::size_t>(st.st_size));
+    std::byte buffer[1 << 16];
+    ssize_t n = 0;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) bytes.insert(bytes.end(), buffer, buffer + n);
+    const int error = errno;
+    ::close(fd);
+    if (n < 0) throw FileError(name_of(file), std::string("cannot read: ") + std::strerror(error));
+    return bytes;
+  }
+
+  // The folder's name now points to another folder (a new version).
+  bool replaced() const {
+    struct stat open {}, now {};
+    return ::fstat(fd_, &open) != 0 || ::stat(dir_.c_str(), &now) != 0 ||
+           open.st_ino != now.st_ino || open.st_dev != now.st_dev;
+  }
+
+ private:
+  std::string dir_;
+  int fd_;
+};
+
+std::vector<float> read_float_array(const ModelFolder& folder, const std::string& file,
+                                    const std::vector<std::int64_t>& shape) {
+  const std::string name = folder.name_of(file);
+  const std::vector<std::byte> bytes = folder.read(file, "");
+  const NpyHeader header = parse_npy_header(bytes, name);
+  if (header.shape != shape) {
     std::string expected = "(", found = "(";
     for (auto s : shape) expected += std::to_string(s) + ",";
-    for (auto s : a.header.shape) found += std::to_string(s) + ",";
-    throw FileError(path.string(), "shape " + found + ") does not match model.json's " +
-                                       expected + ")");
+    for (auto s : header.shape) found += std::to_string(s) + ",";
+    throw FileError(name, "shape " + found + ") does not match model.json's " + expected + ")");
   }
-  std::vector<float> v = npy_to_float32(a.header, a.payload(), path.string());
+  std::vector<float> v = npy_to_float32(header, std::span(bytes).subspan(header.data_offset), name);
   for (float x : v)
-    if (!std::isfinite(x)) throw FileError(path.string(), "contains a non-finite weight");
+    if (!std::isfinite(x)) throw FileError(name, "contains a non-finite weight");
   return v;
 }
 
-}  // namespace
-
-Model load_model(const std::string& dir) {
-  const fs::path json_path = fs::path(dir) / "model.json";
-  if (!fs::is_directory(dir)) throw FileError(dir, "is not a model directory (no such folder)");
-  std::ifstream in(json_path);
-  if (!in) throw FileError(json_path.string(), "cannot open (is this a bagel model directory?)");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw FileError(json_path.string(), "invalid JSON");
-  const std::string src = json_path.string();
+Model read_model(const ModelFolder& folder) {
+  const std::string src = folder.name_of("model.json");
+  const std::vector<std::byte> text = folder.read("model.json", " (is this a bagel model directory?)");
+  const nlohmann::json j =
+      parse_json(std::string_view(reinterpret_cast<const char*>(text.data()), text.size()), src);
+  if (!j.is_object()) throw FileError(src, "expected a JSON object, found " + std::string(j.type_name()));
   auto field = [&](const char* key) -> const nlohmann::json& {
     if (!j.contains(key)) throw FileError(src, std::string("missing field '") + key + "'");
     return j.at(key);
@@ -93,9 +204,10 @@ Model load_model(const std::string& dir) {
     m.num_features = field("num_features").get<Index>();
     m.num_outputs = field("num_outputs").get<int>();
   } catch (const nlohmann::json::exception& e) {
-    throw FileError(src, std::string("bad field type: ") + e.what());
+    throw FileError(src, "bad field type: " + json_error_reason(e));
   }
   if (m.classes.size() < 2) throw FileError(src, "classes: expected at least 2");
+  check_class_count(m.classes.size(), src);
   if (m.num_outputs != num_outputs_for(m.num_classes()))
     throw FileError(src, "num_outputs is " + std::to_string(m.num_outputs) + ", expected " +
                              std::to_string(num_outputs_for(m.num_classes())) + " for " +
@@ -103,9 +215,24 @@ Model load_model(const std::string& dir) {
   if (m.num_features < 0) throw FileError(src, "num_features: expected >= 0");
   m.config = j.value("config", nlohmann::json::object());
   m.training = j.value("training", nlohmann::json::object());
-  m.weight = read_float_array(fs::path(dir) / "weight.npy", {m.num_features, m.num_outputs});
-  m.bias = read_float_array(fs::path(dir) / "bias.npy", {m.num_outputs});
+  m.weight = read_float_array(folder, "weight.npy", {m.num_features, m.num_outputs});
+  m.bias = read_float_array(folder, "bias.npy", {m.num_outputs});
   return m;
+}
+
+}  // namespace
+
+Model load_model(const std::string& dir) {
+  // A version removed under the read (its files unlinked after the swap)
+  // fails to read; the folder's name then leads to the new version.
+  for (int attempt = 1;; ++attempt) {
+    const ModelFolder folder(dir);
+    try {
+      return read_model(folder);
+    } catch (const FileError&) {
+      if (attempt >= 5 || !folder.replaced()) throw;
+    }
+  }
 }
 
 }  // namespace bagel

@@ -1,12 +1,16 @@
 #include "bagel/model_dir.h"
 
+#include <signal.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <fstream>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
 
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/model.h"
 
 namespace bagel {
@@ -25,9 +29,13 @@ fs::path folder_name(const fs::path& dir) {
 // A model.json that bagel wrote: the one mark that tells bagel's files from
 // the user's.
 bool holds_bagel_model(const fs::path& dir) {
-  std::ifstream in(dir / "model.json");
-  if (!in) return false;
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!fs::exists(dir / "model.json")) return false;
+  nlohmann::json j;
+  try {
+    j = read_json_file((dir / "model.json").string(), "model.json");
+  } catch (const Error&) {
+    return false;  // unreadable, not JSON, or nested too deep: not bagel's
+  }
   if (!j.is_object()) return false;
   const auto format = j.find("format");
   return format != j.end() && *format == kModelFormat;
@@ -45,6 +53,29 @@ std::size_t file_rank(const std::string& name) {
   return static_cast<std::size_t>(std::find(std::begin(kModelFiles), end, name) -
                                   std::begin(kModelFiles));
 }
+
+// Nothing in `dir` but model files and bagel's temporaries of them: the
+// whole folder may be swapped for a new one without moving a user's file.
+bool holds_only_model_files(const fs::path& dir) {
+  std::error_code ec;
+  for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool ours = std::any_of(std::begin(kModelFiles), std::end(kModelFiles), [&](const char* f) {
+      return name == f || temp_owner(name, f) != 0;
+    });
+    if (!ours) return false;
+  }
+  return !ec;
+}
+
+// This process's working folder is `dir`: swapping it would leave the
+// process (and its user's shell, very likely) in the old, removed one.
+bool is_current_folder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::equivalent(dir, fs::current_path(), ec);
+}
+
+bool process_gone(long pid) { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
 [[noreturn]] void refuse_foreign_folder(const fs::path& dir) {
   throw FileError(dir.string(),
@@ -65,6 +96,33 @@ void refuse_foreign_model_files(const fs::path& dir) {
 
 }  // namespace
 
+void remove_dead_temporaries(const fs::path& dir) {
+  const fs::path folder = folder_name(fs::absolute(dir));
+  const std::string name = folder.filename().string();
+  std::error_code ec;
+  // Beside it: a new model folder that never got renamed, an old one swapped
+  // out but not yet removed, a half-made claim file.
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder.parent_path(), ec)) {
+    const std::string entry_name = entry.path().filename().string();
+    const long folder_owner = temp_owner(entry_name, name);
+    const long claim_owner = temp_owner(entry_name, name + ".bagel-lock");
+    if (folder_owner != 0 && process_gone(folder_owner) && entry.is_directory(ec) &&
+        holds_only_model_files(entry.path())) {
+      fs::remove_all(entry.path(), ec);
+    } else if (claim_owner != 0 && process_gone(claim_owner) && entry.is_regular_file(ec)) {
+      fs::remove(entry.path(), ec);
+    }
+  }
+  // Inside it: model files' temporaries, each a file of its own.
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
+    const std::string entry_name = entry.path().filename().string();
+    for (const char* model_file : kModelFiles) {
+      const long owner = temp_owner(entry_name, model_file);
+      if (owner != 0 && process_gone(owner) && entry.is_regular_file(ec)) fs::remove(entry.path(), ec);
+    }
+  }
+}
+
 ModelDirState model_dir_state(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
@@ -80,11 +138,12 @@ ModelDirState model_dir_state(const fs::path& dir) {
 
 void check_model_dir(const fs::path& dir, bool force) {
   if (dir.empty()) throw ConfigError("output", "is empty, expected the model's folder");
-  switch (model_dir_state(dir)) {
+  const ModelDirState state = model_dir_state(dir);
+  switch (state) {
     case ModelDirState::kMissing:
     case ModelDirState::kEmpty:
     case ModelDirState::kModel:
-      return;
+      break;
     case ModelDirState::kNotAFolder:
       throw FileError(dir.string(),
                       "is a file, not a folder; the model is a folder (model.json, weight.npy, "
@@ -92,20 +151,37 @@ void check_model_dir(const fs::path& dir, bool force) {
     case ModelDirState::kOtherFiles:
       if (!force) refuse_foreign_folder(dir);
       refuse_foreign_model_files(dir);
-      return;
+      break;
   }
+  // The temporaries go beside a new folder, or inside an existing one.
+  check_can_create(state == ModelDirState::kMissing ? dir : dir / "model.json");
+}
+
+ModelDirClaim claim_model_dir(const fs::path& dir, bool force) {
+  check_model_dir(dir, force);
+  return ModelDirClaim(folder_name(dir));
 }
 
 ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
-    : dir_(folder_name(dir)), force_(force) {
+    : dir_(folder_name(dir)), force_(force), claim_(dir_) {
   check_model_dir(dir_, force_);
-  if (model_dir_state(dir_) != ModelDirState::kMissing) return;
+  remove_dead_temporaries(dir_);
+  const ModelDirState state = model_dir_state(dir_);
+  // An empty folder is the user's (its permissions, a mount point): it is
+  // filled file by file, as one with the user's files in it is.
+  const bool whole_folder =
+      state == ModelDirState::kMissing ||
+      (state == ModelDirState::kModel && holds_only_model_files(dir_) && !is_current_folder(dir_));
+  if (!whole_folder) return;  // the user's files stay where they are: file by file
+  replacing_folder_ = state != ModelDirState::kMissing;
   std::error_code ec;
   if (dir_.has_parent_path()) fs::create_directories(dir_.parent_path(), ec);
   if (ec) throw FileError(dir_.parent_path().string(), "cannot create the folder: " + ec.message());
   new_folder_ = std::make_unique<AtomicPath>(dir_);
   fs::create_directory(new_folder_->temp(), ec);
   if (ec) throw FileError(new_folder_->temp().string(), "cannot create: " + ec.message());
+  // The new version keeps the old folder's permissions.
+  if (replacing_folder_) fs::permissions(new_folder_->temp(), fs::status(dir_).permissions(), ec);
 }
 
 fs::path ModelDirWriter::path_for(const std::string& name) {
@@ -115,12 +191,39 @@ fs::path ModelDirWriter::path_for(const std::string& name) {
 }
 
 void ModelDirWriter::commit() {
-  if (new_folder_) {
+  if (new_folder_ && !replacing_folder_) {
     new_folder_->commit();  // refuses a folder that appeared meanwhile with files in it
     return;
   }
-  // Training takes a while: look again at what is there now. The folder
-  // holds our temporaries, so only the model files' own names matter.
+  // Training takes a while: look again at what is there now.
+  if (new_folder_ && holds_only_model_files(dir_) && new_folder_->commit_by_exchange()) {
+    // A file the user saved into the folder in the instant before the swap
+    // is now in the old folder, which is about to be removed: move it back.
+    std::error_code ec;
+    for (const fs::directory_entry& entry : fs::directory_iterator(new_folder_->temp(), ec)) {
+      const std::string name = entry.path().filename().string();
+      if (std::find_if(std::begin(kModelFiles), std::end(kModelFiles),
+                       [&](const char* f) { return name == f; }) == std::end(kModelFiles))
+        fs::rename(entry.path(), dir_ / name, ec);
+    }
+    return;
+  }
+  if (new_folder_) {
+    // The user put files into the folder meanwhile, or the file system
+    // cannot swap folders: move the new files in one by one instead.
+    for (const char* name : kModelFiles)
+      files_.emplace_back(name, std::make_unique<AtomicPath>(dir_ / name));
+    for (auto& [name, file] : files_) {
+      std::error_code ec;
+      fs::rename(new_folder_->temp() / name, file->temp(), ec);
+      if (ec) throw FileError(file->temp().string(), "cannot move into place: " + ec.message());
+    }
+  }
+  commit_files();
+}
+
+void ModelDirWriter::commit_files() {
+  // The folder holds our temporaries, so only the model files' own names matter.
   const bool replacing = holds_bagel_model(dir_);
   if (!replacing) refuse_foreign_model_files(dir_);
   std::sort(files_.begin(), files_.end(),

@@ -17,6 +17,7 @@
 #include "bagel/error.h"
 #include "bagel/input_stream.h"
 #include "bagel/huge_pages.h"
+#include "bagel/parallel_errors.h"
 
 // numpy's '|' and '=' mean "native", which bagel reads as little-endian.
 static_assert(std::endian::native == std::endian::little, "bagel assumes a little-endian host");
@@ -29,6 +30,9 @@ constexpr std::string_view kMagic = "\x93NUMPY";
 constexpr std::size_t kPreludeSize = 8;           // magic + major + minor
 constexpr std::size_t kAlign = 64;                // numpy's ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
+// Longer headers than numpy's np.load accepts by default (10000 bytes): no
+// real array needs more, and a reader must not trust a 4 GB length field.
+constexpr std::size_t kMaxHeaderBytes = std::size_t{1} << 16;
 // Elements per OpenMP chunk: big enough to amortise the scheduling, small
 // enough that a few million values spread over all cores.
 constexpr std::int64_t kChunk = 1 << 16;
@@ -224,6 +228,8 @@ DTypeInfo parse_descr(const std::string& descr, const Where& where) {
         "is not a dtype bagel reads (expected bool, int8..64, uint8..64, float32/64, "
         "unicode or bytes)");
 
+  if ((kind == 'U' || kind == 'S') && width == 0)
+    unsupported("has zero-width items, which hold nothing (numpy stores empty strings as '<U1')");
   DTypeInfo info{DType::kFloat32, width};
   std::size_t unit = width;  // the size byte order applies to
   switch (kind) {
@@ -355,6 +361,7 @@ std::vector<Dst> convert(const NpyHeader& h, std::span<const std::byte> payload,
   Dst* dst = out.data();
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<char> failed(static_cast<std::size_t>(chunks), 0);
+  RegionErrors errors;  // `consumed` is the caller's: it may throw
 #pragma omp parallel for schedule(static) if (chunks > 1)
   for (std::int64_t c = 0; c < chunks; ++c) {
     const std::int64_t end = std::min(n, (c + 1) * kChunk);
@@ -366,10 +373,13 @@ std::vector<Dst> convert(const NpyHeader& h, std::span<const std::byte> payload,
       dst[i] = good ? static_cast<Dst>(v) : Dst{};
     }
     failed[static_cast<std::size_t>(c)] = !ok;
-    if (consumed)
-      consumed(payload.subspan(static_cast<std::size_t>(c * kChunk) * sizeof(Src),
-                               static_cast<std::size_t>(end - c * kChunk) * sizeof(Src)));
+    if (consumed && !errors.failed())
+      errors.run([&] {
+        consumed(payload.subspan(static_cast<std::size_t>(c * kChunk) * sizeof(Src),
+                                 static_cast<std::size_t>(end - c * kChunk) * sizeof(Src)));
+      });
   }
+  errors.rethrow();
   for (std::int64_t c = 0; c < chunks; ++c) {
     if (failed[static_cast<std::size_t>(c)])
       report_misfit<Dst, Src>(src, c * kChunk, std::min(n, (c + 1) * kChunk), h, where);
@@ -382,6 +392,19 @@ void check_payload(const NpyHeader& h, std::span<const std::byte> payload, const
     where.fail("truncated: payload has " + std::to_string(payload.size()) + " bytes, shape " +
                shape_repr(h.shape) + " of '" + h.descr + "' needs " +
                std::to_string(h.payload_size()));
+}
+
+// Bytes after the payload mean the header does not describe the file (or
+// something was appended to it); numpy would ignore them, but a reader that
+// ignores them lets a tiny array carry gigabytes of padding.
+void check_exact_payload(const NpyHeader& h, std::span<const std::byte> payload,
+                         const Where& where) {
+  check_payload(h, payload, where);
+  if (payload.size() > h.payload_size())
+    where.fail(std::to_string(payload.size() - h.payload_size()) +
+               " bytes follow the array's end: shape " + shape_repr(h.shape) + " of '" + h.descr +
+               "' needs " + std::to_string(h.payload_size()) + " bytes after the header, found " +
+               std::to_string(payload.size()));
 }
 
 template <class Dst>
@@ -515,7 +538,7 @@ std::int64_t NpyHeader::count() const {
   return n;
 }
 
-NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
+NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& source,
                            const std::string& key) {
   const Where where{source, key};
   const auto byte_at = [&](std::size_t i) { return std::to_integer<std::uint32_t>(bytes[i]); };
@@ -532,6 +555,10 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& 
   if (bytes.size() < header_start) where.fail("truncated: the .npy header length is missing");
   std::size_t header_len = 0;
   for (std::size_t i = 0; i < length_size; ++i) header_len |= byte_at(kPreludeSize + i) << (8 * i);
+  if (header_len > kMaxHeaderBytes)
+    where.fail("the .npy header says it is " + std::to_string(header_len) +
+               " bytes long; numpy writes a few hundred (bagel reads at most " +
+               std::to_string(kMaxHeaderBytes) + ")");
   if (bytes.size() - header_start < header_len)
     where.fail("truncated: the .npy header says " + std::to_string(header_len) +
                " bytes, but only " + std::to_string(bytes.size() - header_start) + " follow");
@@ -552,7 +579,13 @@ NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& 
   if (h.fortran_order && h.shape.size() > 1)
     where.fail("array is in Fortran order; bagel reads C order (save np.ascontiguousarray(a))");
   check_shape(h.shape, h.item_size, where);
-  check_payload(h, bytes.subspan(h.data_offset), where);
+  return h;
+}
+
+NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
+                           const std::string& key) {
+  NpyHeader h = parse_npy_prefix(bytes, source, key);
+  check_exact_payload(h, bytes.subspan(h.data_offset), Where{source, key});
   return h;
 }
 

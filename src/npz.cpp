@@ -2,9 +2,11 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <limits>
 #include <memory>
@@ -33,6 +35,13 @@ constexpr std::uint64_t kAlignmentFieldMin = 6;
 // zlib's default level, as numpy's savez_compressed uses (libzip's own
 // default is 9: much slower for a few percent).
 constexpr zip_uint32_t kDeflateLevel = 6;
+// Deflate's own limit: 258 bytes from about a quarter of a byte (zlib's
+// technical note); a member claiming more per compressed byte is corrupt.
+constexpr zip_uint64_t kMaxInflateRatio = 1032;
+// Non-zeros per chunk of NpzRowChunks: 32 MiB of indices and data.
+constexpr std::int64_t kChunkNonZeros = std::int64_t{1} << 22;
+// format.npy ('|S3') and shape.npy (two int64) take about 150 bytes.
+constexpr zip_uint64_t kSmallMemberBytes = 4096;
 
 // ---- libzip handles ----------------------------------------------------------
 
@@ -200,7 +209,10 @@ std::string member_names(zip_t* za) {
 }
 
 // numpy's np.load finds an array under "key.npy", or under "key" itself.
-Member locate(zip_t* za, const std::string& path, const std::string& key) {
+// The sizes the zip entry claims are checked against the archive's own
+// size here, before anything is allocated for them.
+Member locate(zip_t* za, const std::string& path, const std::string& key,
+              std::uint64_t archive_size) {
   zip_int64_t index = zip_name_locate(za, (key + ".npy").c_str(), 0);
   if (index < 0) index = zip_name_locate(za, key.c_str(), 0);
   if (index < 0)
@@ -217,37 +229,72 @@ Member locate(zip_t* za, const std::string& path, const std::string& key) {
   m.name = name != nullptr ? name : "";
   m.size = st.size;
   m.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+  const auto corrupt = [&](const std::string& what) {
+    throw FileError(path, key + ": corrupt zip entry: " + what);
+  };
+  if (!(st.valid & ZIP_STAT_SIZE) || !(st.valid & ZIP_STAT_COMP_SIZE))
+    corrupt("its sizes are not recorded");
+  if (st.comp_size > archive_size)
+    corrupt(std::to_string(st.comp_size) + " compressed bytes claimed in a file of " +
+            std::to_string(archive_size));
+  if (m.stored && st.comp_size != m.size)
+    corrupt("stored (not compressed), but " + std::to_string(m.size) + " bytes claimed from " +
+            std::to_string(st.comp_size));
   // Deflate expands at most ~1032:1; a larger claim is a corrupt header, and
   // allocating for it would only fail later with a worse message.
-  constexpr zip_uint64_t kMaxRatio = 1032;
-  if (!m.stored && (st.valid & ZIP_STAT_COMP_SIZE) && m.size / kMaxRatio > st.comp_size + 1024)
-    throw FileError(path, key + ": corrupt zip entry: " + std::to_string(m.size) +
-                              " bytes claimed from " + std::to_string(st.comp_size) +
-                              " compressed");
+  if (!m.stored && m.size / kMaxInflateRatio > st.comp_size + 1024)
+    corrupt(std::to_string(m.size) + " bytes claimed from " + std::to_string(st.comp_size) +
+            " compressed, beyond deflate's limit of " + std::to_string(kMaxInflateRatio) + ":1");
   return m;
 }
 
+// Reads up to `size` bytes of the member; fewer only at its end.
+std::size_t read_some(zip_file_t* file, std::byte* dst, zip_uint64_t size,
+                      const std::function<void(const std::string&)>& fail) {
+  zip_uint64_t done = 0;
+  while (done < size) {
+    const zip_int64_t n = zip_fread(file, dst + done, size - done);
+    if (n < 0) fail(zip_file_strerror(file));
+    if (n == 0) break;
+    done += static_cast<zip_uint64_t>(n);
+  }
+  return static_cast<std::size_t>(done);
+}
+
 // Decompresses (or copies) a member with libzip, which also checks its CRC
-// once the end is read.
-void inflate(zip_t* za, Member& m, const std::string& path) {
-  const auto fail = [&](const std::string& what) {
+// once the end is read. The .npy header is inflated first: the member must
+// be exactly as long as the array it describes (and at most `max_size`),
+// which is known before the rest is allocated.
+void inflate(zip_t* za, Member& m, const std::string& path,
+             zip_uint64_t max_size = std::numeric_limits<zip_uint64_t>::max()) {
+  const std::function<void(const std::string&)> fail = [&](const std::string& what) {
     throw FileError(path, m.key + ": cannot read the member: " + what);
   };
   ZipFileHandle file(zip_fopen_index(za, m.index, 0));
   if (!file) fail(zip_strerror(za));
+  m.inflated.resize(std::min<zip_uint64_t>(m.size, kNpyMaxPrefixBytes));
+  std::size_t done = read_some(file.get(), m.inflated.data(), m.inflated.size(), fail);
+  if (done != m.inflated.size())
+    fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
+  const NpyHeader header = parse_npy_prefix(m.inflated, path, m.key);
+  const std::uint64_t needed = header.data_offset + header.payload_size();
+  if (needed != m.size)
+    throw FileError(path, m.key + ": the zip entry holds " + std::to_string(m.size) +
+                              " bytes, but its .npy header (shape of " +
+                              std::to_string(header.count()) + " '" + header.descr +
+                              "') needs " + std::to_string(needed) +
+                              "; the member is corrupt or padded");
+  if (m.size > max_size)
+    throw FileError(path, m.key + ": expected a small array (at most " +
+                              std::to_string(max_size) + " bytes), found " +
+                              std::to_string(m.size));
   m.inflated.resize(m.size);
-  zip_uint64_t done = 0;
-  while (true) {
-    std::byte spare;  // reading past the stated size reaches EOF and the CRC check
-    std::byte* dst = done < m.size ? m.inflated.data() + done : &spare;
-    const zip_int64_t n = zip_fread(file.get(), dst, done < m.size ? m.size - done : 1);
-    if (n < 0) fail(zip_file_strerror(file.get()));
-    if (n == 0) break;
-    done += static_cast<zip_uint64_t>(n);
-    if (done > m.size) fail("longer than the " + std::to_string(m.size) + " bytes stated");
-  }
+  done += read_some(file.get(), m.inflated.data() + done, m.size - done, fail);
   if (done != m.size)
     fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
+  std::byte spare;  // reading past the stated size reaches EOF and the CRC check
+  if (read_some(file.get(), &spare, 1, fail) != 0)
+    fail("longer than the " + std::to_string(m.size) + " bytes stated");
   m.npy = m.inflated;
 }
 
@@ -266,9 +313,10 @@ void locate_in_mapping(const MappedFile& mapping, Member& m, const std::string& 
   m.npy = mapping.bytes().subspan(offset, m.size);
 }
 
-std::string read_format(zip_t* za, const std::string& path) {
-  Member m = locate(za, path, "format");
-  inflate(za, m, path);
+std::string read_format(zip_t* za, const MappedFile& file) {
+  const std::string& path = file.path();
+  Member m = locate(za, path, "format", file.bytes().size());
+  inflate(za, m, path, kSmallMemberBytes);
   parse_member(m, path);
   const std::vector<std::string> value = npy_to_strings(m.header, m.payload(), path, m.key);
   if (value.size() != 1)
@@ -276,9 +324,10 @@ std::string read_format(zip_t* za, const std::string& path) {
   return value[0];
 }
 
-std::array<Index, 2> read_shape(zip_t* za, const std::string& path) {
-  Member m = locate(za, path, "shape");
-  inflate(za, m, path);
+std::array<Index, 2> read_shape(zip_t* za, const MappedFile& file) {
+  const std::string& path = file.path();
+  Member m = locate(za, path, "shape", file.bytes().size());
+  inflate(za, m, path, kSmallMemberBytes);
   parse_member(m, path);
   const std::vector<std::int64_t> shape = npy_to_int64(m.header, m.payload(), path, m.key);
   if (m.header.shape.size() != 1 || shape.size() != 2)
@@ -336,7 +385,9 @@ struct CsrArrays {
 
 CsrArrays load_arrays(zip_t* za, const MappedFile& file) {
   const std::string& path = file.path();
-  CsrArrays out{{locate(za, path, "indptr"), locate(za, path, "indices"), locate(za, path, "data")},
+  const std::uint64_t size = file.bytes().size();
+  CsrArrays out{{locate(za, path, "indptr", size), locate(za, path, "indices", size),
+                 locate(za, path, "data", size)},
                 nullptr};
   std::vector<Member*> deflated;
   for (Member& m : out.members) {
@@ -408,6 +459,193 @@ CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& 
                    data_view.value_or(std::span<const float>{}), std::move(indptr_own),
                    std::move(indices_own), std::move(data_own), std::move(arrays.mapping));
 }
+
+// ---- reading in row chunks -----------------------------------------------------
+
+// One member read from its start to its end, a stretch of elements at a
+// time, through its own libzip handle.
+class MemberStream {
+ public:
+  MemberStream(const MappedFile& file, const std::string& key)
+      : path_(file.path()), za_(open_zip(file, ZIP_RDONLY)) {
+    member_ = locate(za_.get(), path_, key, file.bytes().size());
+    stream_.reset(zip_fopen_index(za_.get(), member_.index, 0));
+    if (!stream_) fail(zip_strerror(za_.get()));
+    std::vector<std::byte> head(std::min<zip_uint64_t>(member_.size, kNpyMaxPrefixBytes));
+    if (read_into(head.data(), head.size()) != head.size()) fail("truncated");
+    header_ = parse_npy_prefix(head, path_, key);
+    if (header_.shape.size() != 1)
+      throw FileError(path_, key + ": expected a 1-d array, found " +
+                                 std::to_string(header_.shape.size()) + " dimensions");
+    const std::uint64_t needed = header_.data_offset + header_.payload_size();
+    if (needed != member_.size)
+      throw FileError(path_, key + ": the zip entry holds " + std::to_string(member_.size) +
+                                 " bytes, but its .npy header needs " + std::to_string(needed));
+    // What the header read took of the payload is served first.
+    pending_.assign(head.begin() + static_cast<std::ptrdiff_t>(header_.data_offset), head.end());
+  }
+
+  const NpyHeader& header() const { return header_; }
+
+  // The next `count` elements as the .npy dtype's bytes.
+  std::vector<std::byte> read(std::int64_t count) {
+    const std::size_t bytes = static_cast<std::size_t>(count) * header_.item_size;
+    std::vector<std::byte> out(bytes);
+    const std::size_t from_pending = std::min(bytes, pending_.size() - pending_used_);
+    std::copy_n(pending_.begin() + static_cast<std::ptrdiff_t>(pending_used_), from_pending,
+                out.begin());
+    pending_used_ += from_pending;
+    if (read_into(out.data() + from_pending, bytes - from_pending) != bytes - from_pending)
+      fail("truncated");
+    return out;
+  }
+
+  // After the last element: reading on reaches the end and the CRC check.
+  void finish() {
+    std::byte spare;
+    if (pending_used_ != pending_.size() || read_into(&spare, 1) != 0)
+      fail("longer than its array");
+  }
+
+  // The header of `count` elements of this array's dtype: for converting
+  // what read(count) returned.
+  NpyHeader stretch_header(std::int64_t count) const {
+    NpyHeader h = header_;
+    h.shape = {count};
+    return h;
+  }
+
+ private:
+  std::size_t read_into(std::byte* dst, std::size_t size) {
+    std::size_t done = 0;
+    while (done < size) {
+      const zip_int64_t n = zip_fread(stream_.get(), dst + done, size - done);
+      if (n < 0) fail(zip_file_strerror(stream_.get()));
+      if (n == 0) break;
+      done += static_cast<std::size_t>(n);
+    }
+    return done;
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    throw FileError(path_, member_.key + ": cannot read the member: " + what);
+  }
+
+  std::string path_;
+  ZipHandle za_;
+  Member member_;
+  ZipFileHandle stream_;
+  NpyHeader header_;
+  std::vector<std::byte> pending_;
+  std::size_t pending_used_ = 0;
+};
+
+void check_indptr(std::span<const Index> indptr, std::int64_t nnz, const std::string& path) {
+  if (indptr.empty() || indptr.front() != 0)
+    throw FileError(path, "indptr[0] is not 0");
+  for (std::size_t r = 0; r + 1 < indptr.size(); ++r)
+    if (indptr[r + 1] < indptr[r])
+      throw FileError(path, "indptr decreases at row " + std::to_string(r));
+  if (indptr.back() != nnz)
+    throw FileError(path, "indptr[rows] is " + std::to_string(indptr.back()) + ", expected nnz = " +
+                              std::to_string(nnz));
+}
+
+}  // namespace
+
+struct NpzRowChunks::State {
+  std::unique_ptr<MappedFile> file;
+  Index rows = 0, cols = 0;
+  std::vector<Index> indptr;
+  std::optional<MemberStream> indices, data;
+  Index next_row = 0;
+};
+
+NpzRowChunks::NpzRowChunks(const std::string& path) : state_(std::make_unique<State>()) {
+  State& s = *state_;
+  s.file = std::make_unique<MappedFile>(path);
+  const ZipHandle za = open_zip(*s.file, ZIP_RDONLY | ZIP_CHECKCONS);
+  const std::string format = read_format(za.get(), *s.file);
+  if (format != "csr")
+    throw FileError(path, "format is '" + detail::printable(format) +
+                              "', expected 'csr' (convert with X.tocsr() before save_npz)");
+  const std::array<Index, 2> shape = read_shape(za.get(), *s.file);
+  s.rows = shape[0];
+  s.cols = shape[1];
+  Member indptr = locate(za.get(), path, "indptr", s.file->bytes().size());
+  if (indptr.stored)
+    locate_in_mapping(*s.file, indptr, path);
+  else
+    inflate(za.get(), indptr, path);
+  parse_member(indptr, path);
+  check_vector(indptr, path);
+  s.indptr = npy_to_int32(indptr.header, indptr.payload(), path, "indptr");
+  if (s.indptr.size() != static_cast<std::size_t>(s.rows) + 1)
+    throw FileError(path, "indptr: length " + std::to_string(s.indptr.size()) +
+                              ", expected rows + 1 = " + std::to_string(s.rows + 1));
+  s.indices.emplace(*s.file, "indices");
+  s.data.emplace(*s.file, "data");
+  const std::int64_t nnz = s.indices->header().count();
+  if (s.data->header().count() != nnz)
+    throw FileError(path, "data has " + std::to_string(s.data->header().count()) +
+                              " values but indices has " + std::to_string(nnz));
+  check_indptr(s.indptr, nnz, path);
+}
+
+NpzRowChunks::~NpzRowChunks() = default;
+
+Index NpzRowChunks::rows() const { return state_->rows; }
+Index NpzRowChunks::cols() const { return state_->cols; }
+
+std::optional<CsrMatrix> NpzRowChunks::next(Index max_rows) {
+  State& s = *state_;
+  if (s.next_row >= s.rows) {
+    if (s.indices) {
+      s.indices->finish();
+      s.data->finish();
+      s.indices.reset();
+      s.data.reset();
+    }
+    return std::nullopt;
+  }
+  const std::string& path = s.file->path();
+  const Index begin = s.next_row;
+  const Index first = s.indptr[static_cast<std::size_t>(begin)];
+  // At most max_rows rows and kChunkNonZeros non-zeros (but one row at least).
+  const auto row_limit = s.indptr.begin() + begin + std::min(max_rows, s.rows - begin);
+  const auto past = std::upper_bound(s.indptr.begin() + begin + 1, row_limit + 1,
+                                     static_cast<std::int64_t>(first) + kChunkNonZeros);
+  const Index end = std::max<Index>(begin + 1, static_cast<Index>(past - s.indptr.begin()) - 1);
+  const std::int64_t count = s.indptr[static_cast<std::size_t>(end)] - first;
+  std::vector<Index> indptr(static_cast<std::size_t>(end - begin) + 1);
+  for (Index r = begin; r <= end; ++r)
+    indptr[static_cast<std::size_t>(r - begin)] = s.indptr[static_cast<std::size_t>(r)] - first;
+  std::vector<Index> indices = npy_to_int32(s.indices->stretch_header(count), s.indices->read(count),
+                                            path, "indices");
+  std::vector<float> data =
+      npy_to_float32(s.data->stretch_header(count), s.data->read(count), path, "data");
+  CsrMatrix chunk(end - begin, s.cols, std::move(indptr), std::move(indices), std::move(data));
+  try {
+    chunk.validate(path);
+  } catch (const FileError& e) {
+    // Its rows count from the chunk's first: name the row in the file.
+    throw FileError(path, "in rows " + std::to_string(begin) + ".." + std::to_string(end - 1) +
+                              " (counting from 0): " + e.what());
+  }
+  s.next_row = end;
+  return chunk;
+}
+
+bool NpzRowChunks::is_compressed(const std::string& path) {
+  const MappedFile file(path);
+  const ZipHandle za = open_zip(file, ZIP_RDONLY);
+  for (const char* key : {"indices", "data"}) {
+    const Member m = locate(za.get(), path, key, file.bytes().size());
+    if (!m.stored) return true;
+  }
+  return false;
+}
+
+namespace {
 
 // ---- writing -------------------------------------------------------------------
 
@@ -540,11 +778,11 @@ CsrMatrix read_npz_csr(std::unique_ptr<MappedFile> file) {
     // The handle reads from `file`'s bytes: it is closed before the bytes
     // move on with the arrays.
     const ZipHandle za = open_zip(*file, ZIP_RDONLY | ZIP_CHECKCONS);
-    const std::string format = read_format(za.get(), path);
+    const std::string format = read_format(za.get(), *file);
     if (format != "csr")
       throw FileError(path, "format is '" + detail::printable(format) +
                                 "', expected 'csr' (convert with X.tocsr() before save_npz)");
-    const std::array<Index, 2> shape = read_shape(za.get(), path);
+    const std::array<Index, 2> shape = read_shape(za.get(), *file);
     rows = shape[0];
     cols = shape[1];
     arrays = load_arrays(za.get(), *file);

@@ -9,6 +9,8 @@
 #include "bagel/error.h"
 #include "bagel/float_env.h"
 #include "bagel/loss.h"
+#include "bagel/parallel_errors.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 
 namespace bagel {
 
@@ -37,16 +39,19 @@ std::vector<double> by_row_blocks(const CsrMatrix& x, Index begin, Index end, in
   // Waking threads costs tens of microseconds, and counting the cores reads
   // /proc and /sys: small inputs (one row from Python) run on one.
   const bool parallel = x.indptr()[end] - x.indptr()[begin] > (1 << 18);
-  const int nthreads = parallel ? resolve_threads(threads) : 1;
+  const int nthreads = parallel ? resolve_threads(std::min(threads, kMaxThreads)) : 1;
+  RegionErrors errors;  // an allocation that fails must not end in std::terminate
 #pragma omp parallel num_threads(nthreads) if (parallel)
   {
     const DenormalsAreZero flush_denormals;
 #pragma omp for schedule(dynamic, 1)
     for (Index b = begin; b < end; b += kBlock) {
+      if (errors.failed()) continue;
       const Index e = std::min(end, b + kBlock);
-      rows_fn(b, e, out.data() + static_cast<std::size_t>(b - begin) * width);
+      errors.run([&] { rows_fn(b, e, out.data() + static_cast<std::size_t>(b - begin) * width); });
     }
   }
+  errors.rethrow();
   return out;
 }
 

@@ -18,6 +18,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/cores.h"
 #include "bagel/error.h"
+#include "bagel/parallel_errors.h"
 #include "bagel/huge_pages.h"
 #include "bagel/mapped_file.h"
 
@@ -421,8 +422,9 @@ SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
   }
 
   const auto count = static_cast<std::int64_t>(chunks.size());
+  RegionErrors errors;  // naming the labels allocates
 #pragma omp parallel for schedule(dynamic, 1) if (count > 1)
-  for (std::int64_t k = 0; k < count; ++k) {
+  for (std::int64_t k = 0; k < count; ++k) errors.run([&] {
     Chunk& chunk = chunks[k];
     const std::size_t row0 = at.row[k], nnz0 = at.nnz[k];
     if (!take) {
@@ -437,7 +439,8 @@ SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
       labels.lines[row0 + r] = at.line[k] + chunk.lines[r];
     }
     chunk = Chunk{};  // free as we go: the whole matrix is held twice otherwise
-  }
+  });
+  errors.rethrow();
 
   CsrMatrix features(static_cast<Index>(rows), cols, std::move(indptr), std::move(indices),
                      std::move(data));

@@ -321,5 +321,37 @@ TEST(LabelsClasses, UnknownLabelErrorListsOnlyAFewOfManyClasses) {
   EXPECT_NE(message.find("50"), std::string::npos) << message;
 }
 
+TEST(LabelsText, ALabelThatIsNotUtf8IsAnErrorNamingTheLine) {
+  // It used to train to the end and fail at save with a raw
+  // json.exception.type_error.316.
+  TempDir dir;
+  const std::string path = dir.write("y.txt", "spam\nh\xFF" "am\n\xC3\xA9t\xC3\xA9\n");
+  try {
+    read_labels(path);
+    FAIL() << "expected a FileError";
+  } catch (const FileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("not UTF-8"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("h\\xffam"), std::string::npos) << e.what();
+  }
+  // Well-formed multi-byte text is fine; overlong forms and surrogates are not.
+  EXPECT_EQ(read_labels(dir.write("ok.txt", "\xC3\xA9t\xC3\xA9\n\xF0\x9F\x90\x88\n")).size(), 2u);
+  EXPECT_NE(error_of([&] { read_labels(dir.write("o.txt", "a\n\xC0\xAF\n")); }).find("not UTF-8"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { read_labels(dir.write("s.txt", "a\n\xED\xA0\x80\n")); }).find("not UTF-8"),
+            std::string::npos);
+}
+
+TEST(LabelsClasses, MoreThanTheClassLimitIsAnErrorNamingTheSource) {
+  std::vector<double> values(kMaxClasses + 1);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i);
+  const RawLabels raw = make_labels(std::move(values), "ids.txt");
+  const std::string msg = error_of([&] { Classes::fit(raw); });
+  EXPECT_NE(msg.find("ids.txt: has 10001 distinct classes"), std::string::npos) << msg;
+  std::vector<double> fewer(kMaxClasses);
+  for (std::size_t i = 0; i < fewer.size(); ++i) fewer[i] = static_cast<double>(i);
+  EXPECT_EQ(Classes::fit(make_labels(std::move(fewer), "ids.txt")).size(), kMaxClasses);
+}
+
 }  // namespace
 }  // namespace bagel

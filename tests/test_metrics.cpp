@@ -339,5 +339,28 @@ TEST(Metrics, RejectsNoRowsAndFewerThanTwoClasses) {
   EXPECT_THROW(compute_metrics(y, proba, 1), Error);
 }
 
+TEST(Metrics, ManyClassesKeepPerClassScoresButNoQuadraticConfusionMatrix) {
+  // 5,000 classes made a 376 MB model.json of training metrics.
+  const int k = kMaxConfusionClasses + 1;
+  const std::vector<std::int32_t> y = {0, 1, 2, 2};
+  const std::vector<std::int32_t> predicted = {0, 2, 2, 1};
+  const Metrics m = compute_metrics(y, confident_rows(predicted, k), k);
+  EXPECT_TRUE(m.confusion.empty());
+  ASSERT_EQ(m.per_class.size(), static_cast<std::size_t>(k));
+  EXPECT_EQ(m.per_class[2].support, 2);
+  EXPECT_DOUBLE_EQ(m.per_class[2].precision, 0.5);
+  EXPECT_DOUBLE_EQ(m.per_class[2].recall, 0.5);
+  EXPECT_DOUBLE_EQ(m.per_class[0].f1, 1.0);
+  std::vector<std::string> names;
+  for (int c = 0; c < k; ++c) names.push_back(std::to_string(c));
+  const nlohmann::json j = metrics_to_json(m, names);
+  EXPECT_FALSE(j.contains("confusion_matrix"));
+  EXPECT_EQ(j.at("per_class").size(), static_cast<std::size_t>(k));
+  // At the limit the matrix is still there.
+  const int few = kMaxConfusionClasses;
+  EXPECT_EQ(compute_metrics(y, confident_rows(predicted, few), few).confusion.size(),
+            static_cast<std::size_t>(few));
+}
+
 }  // namespace
 }  // namespace bagel

@@ -3,7 +3,13 @@
 // file at fault.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <thread>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -13,8 +19,10 @@
 #include <vector>
 
 #include "bagel/error.h"
+#include "bagel/labels.h"
 #include "bagel/model.h"
 #include "bagel/model_dir.h"
+#include "bagel/model_dir_claim.h"
 #include "bagel/npy.h"
 #include "temp_dir.h"
 
@@ -352,6 +360,161 @@ TEST_F(ModelLoadErrors, NonFiniteWeightIsRefused) {
   write_npy((fs::path(dir_) / "weight.npy").string(), w, {4, 3});
   const std::string msg = load_error();
   EXPECT_TRUE(contains(msg, "weight.npy")) << msg;
+}
+
+// Saves a binary model into DIR/m and rewrites its model.json as `edit`
+// returns it (given the saved text's JSON); returns the model's folder.
+template <class Edit>
+fs::path saved_model_with_json(const TempDir& dir, Edit&& edit) {
+  const fs::path model_dir = dir.path() / "m";
+  save_model(random_model({"a", "b"}, 4, 1), model_dir.string());
+  std::ifstream in(model_dir / "model.json");
+  const std::string text = edit(nlohmann::json::parse(in));
+  std::ofstream(model_dir / "model.json", std::ios::trunc) << text;
+  return model_dir;
+}
+
+TEST(ModelLoad, AModelJsonNestedAMillionDeepIsAnErrorNotAStackOverflow) {
+  // load_model copied "config" recursively: SIGSEGV on a 2 MB file.
+  TempDir dir;
+  const fs::path model_dir = saved_model_with_json(dir, [](nlohmann::json j) {
+    j["config"] = nullptr;
+    std::string text = j.dump();
+    const std::string deep = std::string(1000000, '[') + std::string(1000000, ']');
+    return text.replace(text.find("\"config\":null"), 13, "\"config\":" + deep);
+  });
+  const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
+  EXPECT_TRUE(contains(msg, "model.json: nested deeper than 64")) << msg;
+}
+
+TEST(ModelSaveLoad, ConfigPathsThatAreNotUtf8AreWrittenNotFatal) {
+  // File names are bytes; they used to fail the save after the training
+  // with a raw json.exception.type_error.316.
+  TempDir dir;
+  Model m = random_model({"a", "b"}, 4, 2);
+  m.config["output"] = std::string("runs/\xFF\xFEmodel");
+  save_model(m, (dir.path() / "m").string());
+  EXPECT_EQ(load_model((dir.path() / "m").string()).config["output"], "runs/\xEF\xBF\xBD\xEF\xBF\xBDmodel");
+}
+
+TEST(ModelLoad, MoreClassesThanTheLimitAreRefused) {
+  TempDir dir;
+  const fs::path model_dir = saved_model_with_json(dir, [](nlohmann::json j) {
+    std::vector<std::string> many;
+    for (std::size_t i = 0; i <= kMaxClasses; ++i) many.push_back("c" + std::to_string(i));
+    j["classes"] = many;
+    return j.dump();
+  });
+  const std::string msg = file_error_of([&] { load_model(model_dir.string()); });
+  EXPECT_TRUE(contains(msg, "distinct classes, more than bagel's limit")) << msg;
+}
+
+TEST(ModelSize, WeightsBeyondHalfTheMemoryAreRefusedNamingTheSource) {
+  const double gib = 1024.0 * 1024.0 * 1024.0;
+  // 2^31 - 1 columns, binary: 8 GiB of weights.
+  EXPECT_NO_THROW(check_model_size(2147483647, 2, "train.svm", 64 * gib));
+  const std::string msg =
+      file_error_of([&] { check_model_size(2147483647, 2, "train.svm", 8 * gib); });
+  EXPECT_TRUE(contains(msg, "train.svm: the model would have 2147483647 features x 1 outputs = 8.0 GiB"))
+      << msg;
+  // Outputs count: 1000 features x 5000 classes = 20 MB.
+  EXPECT_NO_THROW(check_model_size(1000, 5000, "train.npz", 1 * gib));
+  EXPECT_THROW(check_model_size(1000, 5000, "train.npz", 0.03 * gib), FileError);
+}
+
+// A process id that no process has now.
+long dead_pid() {
+  for (long pid = 4000000; pid > 1000; --pid)
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return pid;
+  return 0;
+}
+
+Model versioned_model(int version) {
+  Model m = Model::zeros({"a", "b", "c"}, false, 64);
+  std::fill(m.weight.begin(), m.weight.end(), static_cast<float>(version));
+  std::fill(m.bias.begin(), m.bias.end(), static_cast<float>(version));
+  m.training = {{"version", version}};
+  return m;
+}
+
+TEST(ModelCommit, AReaderAlwaysFindsAWholeModelWhileItIsReplaced) {
+  // Before: model.json was removed, the arrays renamed, model.json renamed
+  // back; a reader in between found no model, or old json over new arrays.
+  TempDir dir;
+  const std::string path = (dir.path() / "m").string();
+  save_model(versioned_model(0), path);
+  std::atomic<bool> done{false};
+  std::atomic<int> reads{0};
+  std::string failure;
+  std::thread reader([&] {
+    while (!done.load() && failure.empty()) {
+      try {
+        const Model m = load_model(path);
+        const int version = m.training.at("version").get<int>();
+        if (m.weight.front() != version || m.weight.back() != version || m.bias.front() != version)
+          failure = "model.json of version " + std::to_string(version) + " over other arrays";
+        ++reads;
+      } catch (const std::exception& e) {
+        failure = e.what();
+      }
+    }
+  });
+  for (int version = 1; version <= 60 && failure.empty(); ++version)
+    save_model(versioned_model(version), path);
+  done = true;
+  reader.join();
+  EXPECT_EQ(failure, "");
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));  // no temporaries, no claim
+}
+
+TEST(ModelCommit, LeftoversOfKilledRunsAreRemovedOnlyWhenProvablyOurs) {
+  TempDir dir;
+  const long pid = dead_pid();
+  ASSERT_NE(pid, 0);
+  const fs::path model = dir.path() / "m";
+  save_model(versioned_model(1), model.string());
+  const std::string tag = ".tmp-" + std::to_string(pid);
+  // A new model folder never renamed, and an old one swapped out: ours.
+  fs::create_directory(dir.path() / ("m" + tag + "-1"));
+  std::ofstream(dir.path() / ("m" + tag + "-1") / "weight.npy") << "x";
+  // A folder of that name holding a user's file: not provably ours.
+  fs::create_directory(dir.path() / ("m" + tag + "-2"));
+  std::ofstream(dir.path() / ("m" + tag + "-2") / "notes.md") << "mine";
+  // A model file's temporary inside the folder, and one of a live process.
+  std::ofstream(model / ("weight.npy" + tag + "-3")) << "x";
+  std::ofstream(model / ("bias.npy.tmp-" + std::to_string(::getppid()) + "-4")) << "x";
+  save_model(versioned_model(2), model.string());
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m" + tag + "-2"}));
+  EXPECT_EQ(entries(model), (std::vector<std::string>{"bias.npy", "bias.npy.tmp-" +
+                                                                      std::to_string(::getppid()) + "-4",
+                                                      "model.json", "weight.npy"}));
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 2);
+}
+
+TEST(ModelCommit, ASecondWriterFailsCleanlyWhileTheFolderIsClaimed) {
+  TempDir dir;
+  const fs::path model = dir.path() / "m";
+  save_model(versioned_model(1), model.string());
+  // The claim of a live process (our parent, the test runner's shell or ctest).
+  std::ofstream(ModelDirClaim::lock_path(model)) << ::getppid() << "\n";
+  const std::string msg = file_error_of([&] { save_model(versioned_model(2), model.string()); });
+  EXPECT_TRUE(contains(msg, "another bagel run (process " + std::to_string(::getppid()) + ")"))
+      << msg;
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m.bagel-lock"}));
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 1);
+  // A claim whose process is gone is taken over, and removed afterwards.
+  std::ofstream(ModelDirClaim::lock_path(model), std::ios::trunc) << dead_pid() << "\n";
+  save_model(versioned_model(3), model.string());
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 3);
+  // A claim this process holds lets it write (train claims, then saves).
+  {
+    const ModelDirClaim claim = claim_model_dir(model, false);
+    save_model(versioned_model(4), model.string());
+    EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m.bagel-lock"}));
+  }
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));
 }
 
 }  // namespace

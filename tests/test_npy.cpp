@@ -437,5 +437,49 @@ TEST_F(NpyWrite, ReadNpyNamesAMissingFile) {
   EXPECT_NE(msg.find("nope.npy"), std::string::npos) << msg;
 }
 
+// ---- hostile headers (issue 18) --------------------------------------------------
+
+TEST(NpyHostile, ZeroWidthStringDtypesAreRefusedNotUndefined) {
+  // '<U0' passed a null pointer to memcpy; '|S0' claiming 10^8 rows
+  // allocated 3.9 GB of empty strings from a 128-byte file.
+  expect_header_error(make_npy("{'descr': '<U0', 'fortran_order': False, 'shape': (3,), }", ""),
+                      "zero-width");
+  expect_header_error(
+      make_npy("{'descr': '|S0', 'fortran_order': False, 'shape': (100000000,), }", ""),
+      "zero-width");
+}
+
+TEST(NpyHostile, BytesAfterThePayloadAreRefused) {
+  const std::string npy =
+      make_npy("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }",
+               raw(std::vector<std::int32_t>{1, 2}) + std::string(5, '\0'));
+  expect_header_error(npy, "5 bytes follow the array's end");
+}
+
+TEST(NpyHostile, AHeaderLongerThan64KiBIsRefusedBeforeReadingIt) {
+  std::string npy = make_npy("{", "", 2);
+  npy[8] = '\xFF', npy[9] = '\xFF', npy[10] = '\xFF', npy[11] = '\x7F';  // 2 GB header
+  expect_header_error(npy, "numpy writes a few hundred");
+}
+
+TEST(NpyHostile, PrefixParsesTheHeaderWithoutThePayload) {
+  const std::string npy = make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (1000,), }", "");
+  const NpyHeader h = parse_npy_prefix(as_span(npy), "arr.npy");
+  EXPECT_EQ(h.payload_size(), 8000u);
+  expect_header_error(npy, "truncated");  // the whole-file check still wants the payload
+}
+
+TEST(NpyHostile, AnExceptionInsideTheParallelConversionBecomesAnError) {
+  // Several chunks, so that the conversion runs as an OpenMP region; a
+  // throwing callback used to reach std::terminate.
+  const std::vector<std::int32_t> values(1 << 20, 7);
+  const std::string npy = make_npy(
+      "{'descr': '<i4', 'fortran_order': False, 'shape': (1048576,), }", raw(values));
+  const NpyHeader h = parse_npy_header(as_span(npy), "arr.npy");
+  const ConsumedFn throwing = [](std::span<const std::byte>) { throw Error("release failed"); };
+  EXPECT_THROW(npy_to_float32(h, as_span(npy).subspan(h.data_offset), "arr.npy", "", throwing),
+               Error);
+}
+
 }  // namespace
 }  // namespace bagel

@@ -2,6 +2,7 @@
 // scikit-learn requires), an svmlight file's inferred one may be smaller.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "bagel/error.h"
@@ -44,6 +45,19 @@ TEST(CheckFeaturesFit, InferredColumnCountMayBeSmallerNeverLarger) {
   const std::string msg = error_of(m, empty_rows(3, 101), ColumnCount::kInferred);
   EXPECT_NE(msg.find("101"), std::string::npos) << msg;
   EXPECT_NE(msg.find("100"), std::string::npos) << msg;
+}
+
+TEST(PredictRegion, AnExceptionInsideTheParallelRegionBecomesAnError) {
+  // num_outputs -1 makes each block's logits allocation throw (length_error)
+  // inside the OpenMP region, on enough non-zeros to run it on every thread.
+  Model m = Model::zeros({"a", "b"}, false, 10);
+  m.num_outputs = -1;
+  const Index rows = 4096;
+  std::vector<Index> indptr(static_cast<std::size_t>(rows) + 1);
+  for (Index r = 0; r <= rows; ++r) indptr[static_cast<std::size_t>(r)] = r * 100;
+  const CsrMatrix x(rows, 10, std::move(indptr), std::vector<Index>(rows * 100, 0),
+                    std::vector<float>(rows * 100, 1.0f));
+  EXPECT_THROW(predict_proba_chunk(m, x, 0, rows, 2), std::length_error);
 }
 
 }  // namespace

@@ -24,18 +24,47 @@ class AtomicPath {
 
   const std::filesystem::path& temp() const { return temp_; }
   const std::filesystem::path& target() const { return target_; }
-  // Renames temp over target. An existing file, or an empty folder, is
-  // replaced; a folder that holds anything is not (the rename fails and
-  // commit throws): bagel never deletes what it did not write.
+  // Flushes temp (a file, or a folder and the files in it) to the disk,
+  // renames it over target and flushes the folder holding both, so that
+  // after a crash the target is the old one or the whole new one. An
+  // existing file, or an empty folder, is replaced; a folder that holds
+  // anything is not (the rename fails and commit throws): bagel never
+  // deletes what it did not write.
   void commit();
+  // For a target that exists: flushes temp, then swaps it with target in one
+  // step (exchange_paths), so that target is never missing. temp then holds
+  // what target held, and is removed with the AtomicPath. Returns false when
+  // the file system cannot swap (nothing changed).
+  bool commit_by_exchange();
 
  private:
+  void sync_temp() const;
+
   std::filesystem::path target_;
   std::filesystem::path temp_;
   bool committed_ = false;
   bool direct_ = false;
   std::unique_ptr<TempRegistration> registration_;
 };
+
+// Flushes a file's or a folder's contents to the disk (fsync). A renamed
+// or created entry is durable only once its folder is flushed too.
+void sync_path(const std::filesystem::path& path);
+
+// Swaps two existing entries in one step (renameat2 RENAME_EXCHANGE), so
+// that no moment exists at which either name is missing. Returns false when
+// it cannot (the file system, a mount point): then nothing changed.
+bool exchange_paths(const std::filesystem::path& a, const std::filesystem::path& b);
+
+// The process id in a temporary's name ("model.tmp-4242-17" -> 4242), or 0
+// when `name` is not `prefix` + ".tmp-PID-N".
+long temp_owner(const std::string& name, const std::string& prefix);
+
+// Throws FileError naming `target` when nothing could be created there: a
+// parent on the way is a file, or the nearest existing folder (the one its
+// missing parents would be created in) cannot be written. Cheap, so callers
+// check every output before hours of work rather than after.
+void check_can_create(const std::filesystem::path& target);
 
 // Writes `contents` to `path` atomically; throws FileError on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);

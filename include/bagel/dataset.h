@@ -23,6 +23,9 @@ inline constexpr std::size_t kFormatMagicBytes = 6;
 // `head`: the input's first kFormatMagicBytes bytes (fewer if it is shorter).
 FeatureFormat feature_format(const std::string& path, std::string_view head);
 
+// feature_format() of a regular file, by its first bytes and name.
+FeatureFormat feature_format_of(const std::string& path);
+
 // Reads .npz (scipy CSR) or svmlight text, by feature_format(). An .npy is an
 // error that says how to save a CSR instead. For svmlight, `labels` receives
 // the labels in the file when non-null. `format`, when non-null, receives the

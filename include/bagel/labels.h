@@ -38,7 +38,9 @@ RawLabels make_labels(std::vector<double> values, const std::string& source);
 
 // `.npy` (1-d: integers, floats, bools or unicode strings) or a text file: one
 // label per line, trimmed, CRLF accepted; a blank line before the last label
-// is an error naming the line, blank lines at the end are ignored.
+// is an error naming the line, blank lines at the end are ignored. A label
+// that is not UTF-8 is an error naming its line (or row): class names go into
+// model.json, which is JSON and so UTF-8.
 // A stream ("-", a pipe: input_stream.h) is an .npy when named so or when it
 // starts with the .npy magic, and is then read whole; text is read block by
 // block as it arrives. A stream with no label is an error ("no labels"); an
@@ -50,13 +52,21 @@ RawLabels read_labels(const std::string& path);
 // on integers, "-0" as "0". Examples: 1 -> "1", 0.1 -> "0.1", 1e-5 -> "1e-05".
 std::string number_name(double value);
 
+// The most classes bagel trains or loads. Each row costs K multiply-adds
+// per feature and an epoch over a million classes takes hours, where a
+// K-way softmax is the wrong tool anyway (hierarchical or sampled softmax).
+inline constexpr std::size_t kMaxClasses = 10000;
+
+// Throws FileError naming `source` when `count` exceeds kMaxClasses.
+void check_class_count(std::size_t count, const std::string& source);
+
 // Sorted distinct classes.
 struct Classes {
   std::vector<std::string> names;
   bool numeric = false;
   std::size_t size() const { return names.size(); }
   // Sorted distinct labels of `labels`. Throws FileError naming
-  // labels.source if there are fewer than 2 classes.
+  // labels.source if there are fewer than 2 classes or more than kMaxClasses.
   static Classes fit(const RawLabels& labels);
   // Id of each row's label. Throws FileError naming labels.source, the row
   // (or line) and the label of the first one that is not a class.

@@ -43,8 +43,14 @@ struct Metrics {
   double macro_f1 = 0;           // unweighted mean of per-class F1 over all model classes
   std::optional<double> roc_auc; // two classes only, and only if both are present
   std::vector<ClassReport> per_class;
-  std::vector<std::vector<std::int64_t>> confusion;  // [true][predicted]
+  // [true][predicted]; empty above kMaxConfusionClasses classes.
+  std::vector<std::vector<std::int64_t>> confusion;
 };
+
+// K x K counts grow as K^2: 5,000 classes made a 376 MB model.json of
+// training metrics. Above this many classes the confusion matrix is not
+// kept (the per-class precision, recall and F1 still are).
+inline constexpr int kMaxConfusionClasses = 100;
 
 // `proba` is rows x num_classes, row-major, each row summing to 1; `y_true`
 // holds class ids in [0, num_classes). The predicted class is the arg-max
@@ -71,7 +77,8 @@ class MetricsAccumulator {
   std::int64_t rows_ = 0;
   std::int64_t correct_ = 0;
   double loss_sum_ = 0;
-  std::vector<std::vector<std::int64_t>> confusion_;
+  std::vector<std::int64_t> predicted_, support_, true_positives_;  // per class
+  std::vector<std::vector<std::int64_t>> confusion_;  // up to kMaxConfusionClasses
   std::vector<std::int32_t> y_;          // two classes only: for the ROC AUC
   std::vector<double> positive_score_;
 };
@@ -85,7 +92,8 @@ std::optional<double> binary_roc_auc(std::span<const std::int32_t> y_true,
 
 // {"rows", "accuracy", "log_loss", "macro_f1", "roc_auc" (only when present),
 //  "per_class": {name: {"precision", "recall", "f1", "support"}},
-//  "confusion_matrix": {"labels": [names...], "matrix": [[...], ...]}}.
+//  "confusion_matrix": {"labels": [names...], "matrix": [[...], ...]}} (the
+//  last only up to kMaxConfusionClasses classes).
 // Doubles are written so that they round-trip. Throws Error when the number of
 // names differs from the number of classes in `m`.
 nlohmann::json metrics_to_json(const Metrics& m, const std::vector<std::string>& class_names);

@@ -39,6 +39,18 @@ struct Model {
   static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features);
 };
 
+// Throws FileError naming `source` (the training features) when the float32
+// weights of a model of these sizes, num_features x outputs, would take more
+// than kMaxWeightMemoryFraction of the memory this process may use (physical,
+// or the cgroup's memory.max or ulimit -v when lower; `memory_bytes` when
+// given, for tests): training
+// keeps more than the weights (gradients, averages, replicas), and a 21-byte
+// svmlight line with index 2147483646 asks for 2^31 columns. Checked before
+// training, so it fails in a second rather than after swapping for hours.
+inline constexpr double kMaxWeightMemoryFraction = 0.5;
+void check_model_size(Index num_features, int num_classes, const std::string& source,
+                      double memory_bytes = 0);
+
 // Writes model.json, weight.npy and bias.npy into `dir` by model_dir.h's
 // rules: a new folder appears whole or not at all, an existing model's files
 // are replaced and the user's other files kept, a folder of other files is

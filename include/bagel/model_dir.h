@@ -11,12 +11,20 @@
 //                   which writes the model files beside the files there but
 //                   still refuses to overwrite a model file bagel did not
 //                   write. A regular file at DIR is always refused.
-// In an existing folder each model file is written under a temporary name
-// first; only when all three are complete is the old model.json removed, the
-// arrays renamed into place and the new model.json renamed last. Whenever a
-// model.json is present, the arrays beside it are the ones it describes; an
-// interrupted run leaves no model.json (load_model then says so) rather than
-// a model.json over the wrong weights.
+// Every file is flushed (fsync) before it is renamed, its folder after. An
+// existing folder that holds a bagel model and nothing else is replaced
+// whole: the new
+// model is written to a sibling folder swapped with DIR in one step
+// (renameat2 RENAME_EXCHANGE), and load_model reads through one handle on
+// the folder, so readers always see one whole version. An empty folder, one
+// with the user's files, the current folder or one that cannot be swapped
+// (a mount point) is written file by file instead:
+// only when all three are complete is the old model.json removed, the arrays
+// renamed into place and the new model.json renamed last. Whenever a
+// model.json is present, the arrays beside it are the ones it describes; a
+// run killed in that instant leaves no model.json (load_model then says so)
+// rather than a model.json over the wrong weights. Only one run writes into
+// a folder at a time (model_dir_claim.h).
 #pragma once
 
 #include <filesystem>
@@ -25,6 +33,7 @@
 #include <vector>
 
 #include "bagel/atomic_file.h"
+#include "bagel/model_dir_claim.h"
 
 namespace bagel {
 
@@ -39,6 +48,18 @@ ModelDirState model_dir_state(const std::filesystem::path& dir);
 // not be written there. Cheap: train calls it before loading any data, so
 // that a refusal costs no training time.
 void check_model_dir(const std::filesystem::path& dir, bool force);
+
+// check_model_dir(), then the claim on `dir` for the whole run (train calls
+// it before loading any data): a second run onto the same folder fails at
+// once instead of after its training.
+[[nodiscard]] ModelDirClaim claim_model_dir(const std::filesystem::path& dir, bool force);
+
+// Removes what runs killed by SIGKILL (or a power cut) left of their work on
+// `dir`, and only what is provably bagel's and provably abandoned: entries
+// named as bagel names its temporaries (NAME.tmp-PID-N) whose process PID
+// no longer exists, and among folders only those holding nothing but model
+// files. ModelDirWriter calls it before writing.
+void remove_dead_temporaries(const std::filesystem::path& dir);
 
 // Writes the model files of one model into `dir` by the rules above:
 //   ModelDirWriter out(dir, force);
@@ -56,9 +77,14 @@ class ModelDirWriter {
   void commit();
 
  private:
+  void commit_files();
+
   std::filesystem::path dir_;
   bool force_ = false;
-  std::unique_ptr<AtomicPath> new_folder_;  // when dir_ was missing
+  ModelDirClaim claim_;
+  // The whole new folder, when dir_ is missing or holds only model files.
+  std::unique_ptr<AtomicPath> new_folder_;
+  bool replacing_folder_ = false;  // dir_ exists: swap it with new_folder_
   std::vector<std::pair<std::string, std::unique_ptr<AtomicPath>>> files_;  // otherwise
 };
 

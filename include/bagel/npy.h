@@ -32,11 +32,21 @@ struct NpyHeader {
   bool is_numeric() const { return dtype != DType::kUnicode && dtype != DType::kBytes; }
 };
 
-// Parses the magic, version and header dict. `bytes` is the whole .npy (at
-// least up to the end of the payload). Rejects big-endian, Fortran order,
-// object and structured dtypes, and a payload shorter than the shape implies.
+// Parses the magic, version and header dict. `bytes` is the whole .npy.
+// Rejects big-endian, Fortran order, object, structured and zero-width
+// dtypes, a header longer than 64 KiB, and a payload whose size is not
+// exactly what the shape implies (shorter: truncated; longer: trailing
+// bytes the header does not account for).
 NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
                            const std::string& key = {});
+
+// The same checks on the header alone: `bytes` holds at least the header
+// (the payload may be missing or partial). Lets a reader learn the size an
+// array needs before reading or inflating it; kNpyMaxPrefixBytes always
+// cover a header bagel accepts.
+NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& source,
+                           const std::string& key = {});
+inline constexpr std::size_t kNpyMaxPrefixBytes = 12 + (std::size_t{1} << 16);
 
 // Converts a numeric payload (the bytes after the header, any alignment) to
 // the requested type. Integer targets check that each value fits (int64 ->

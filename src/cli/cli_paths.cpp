@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "bagel/atomic_file.h"
 #include "bagel/error.h"
 
 namespace bagel::cli {
@@ -20,6 +21,18 @@ CLI::Validator input_path() {
         return {};
       },
       "FILE|-");
+}
+
+void check_output_file(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    throw UsageError(option + " " + path, "is a folder, expected a file name");
+  try {
+    check_can_create(path);
+  } catch (const FileError& e) {
+    throw FileError(path, option + ": " + e.what());
+  }
 }
 
 void create_parent_folder(const std::string& path) {

@@ -13,6 +13,12 @@ namespace bagel::cli {
 // and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
 CLI::Validator input_path();
 
+// Throws FileError naming `path` and `option` ("--metrics") when an output
+// file could not be written there: it is a folder, or its folder cannot be
+// created or written (atomic_file.h's check_can_create). Commands call it
+// for every output before reading any input.
+void check_output_file(const std::string& path, const std::string& option);
+
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.
 void create_parent_folder(const std::string& path);

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,11 @@ int main(int argc, char** argv) {
     return fail(e.path1().string() + ": " + e.code().message(), kDataError);
   } catch (const std::bad_alloc&) {
     return fail("out of memory", kDataError);
+  } catch (const std::length_error& e) {
+    // A size no check caught before allocating ("vector::reserve"): say
+    // what it means rather than the container's name.
+    return fail(std::string("a size in the input is too large to hold in memory (") + e.what() + ")",
+                kDataError);
   } catch (const std::exception& e) {
     return fail(e.what(), kDataError);
   }

@@ -14,9 +14,11 @@
 #include "bagel/labels.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
+#include "bagel/npz.h"
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -216,6 +218,31 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
   throw UsageError("--metrics", "needs true labels: " + why);
 }
 
+// Class ids of a compressed .npz's rows (--labels: an .npz has none of its
+// own); nullopt: no metrics.
+std::optional<std::vector<std::int32_t>> chunk_labels(const PredictOptions& o,
+                                                      std::vector<std::int32_t> labels, Index rows) {
+  if (o.labels.empty()) {
+    if (!o.metrics.empty()) metrics_need_labels("pass --labels FILE (an .npz holds no labels)");
+    return std::nullopt;
+  }
+  check_label_count(o, labels.size(), rows);
+  return labels;
+}
+
+// A compressed .npz, kRowsPerChunk rows at a time: memory stays one chunk
+// of the matrix instead of the whole matrix inflated.
+void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::int32_t>>& y,
+                    PredictionWriter& writer) {
+  if (y) writer.expect_labels();
+  while (std::optional<CsrMatrix> x = chunks.next(kRowsPerChunk)) {
+    const auto first = static_cast<std::size_t>(writer.rows());
+    writer.write(*x, y ? std::span<const std::int32_t>(*y).subspan(
+                             first, static_cast<std::size_t>(x->rows()))
+                       : std::span<const std::int32_t>());
+  }
+}
+
 }  // namespace
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
@@ -244,12 +271,16 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "Inference path: sparse (EmbeddingBag sum) or dense (densified rows, GEMM)")
       ->check(CLI::IsMember({"sparse", "dense"}))
       ->capture_default_str();
-  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")
+      ->check(CLI::Range(0, kMaxThreads))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No summary on stderr");
   return cmd;
 }
 
 int run_predict(const PredictOptions& o) {
+  check_output_file(o.output, "-o");
+  check_output_file(o.metrics, "--metrics");
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
@@ -260,6 +291,7 @@ int run_predict(const PredictOptions& o) {
   // read from its end).
   std::unique_ptr<InputStream> stream;
   std::unique_ptr<SvmlightStream> rows;
+  std::unique_ptr<NpzRowChunks> chunks;
   CsrMatrix x;
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
@@ -270,13 +302,20 @@ int run_predict(const PredictOptions& o) {
       rows = std::make_unique<SvmlightStream>(*stream, zero_based);
     else
       x = read_features(*stream, zero_based, &in_file, &format);
+  } else if (feature_format_of(o.input) == FeatureFormat::kNpz &&
+             NpzRowChunks::is_compressed(o.input)) {
+    chunks = std::make_unique<NpzRowChunks>(o.input);
   } else {
     x = read_features(o.input, zero_based, &in_file, &format);
   }
   // Streamed rows bring their own labels: whether they are all classes of
   // the model is known only at the end (checked after predicting).
   std::optional<std::vector<std::int32_t>> y;
-  if (!rows) {
+  if (chunks) {
+    check_features_fit(model, CsrMatrix(0, chunks->cols(), std::vector<Index>{0}, {}, {}),
+                       o.input, ColumnCount::kStored);
+    y = chunk_labels(o, std::move(labels), chunks->rows());
+  } else if (!rows) {
     check_features_fit(model, x, input_name(o.input),
                        format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
     y = whole_labels(x, in_file, std::move(labels), model, o);
@@ -292,6 +331,8 @@ int run_predict(const PredictOptions& o) {
   const auto t_predict = Clock::now();
   if (rows) {
     predict_streaming(*rows, labels, model, o, writer, output.stream());
+  } else if (chunks) {
+    predict_chunks(*chunks, y, writer);
   } else {
     if (y) writer.expect_labels();
     writer.write(x, y ? std::span<const std::int32_t>(*y) : std::span<const std::int32_t>());

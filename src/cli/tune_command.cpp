@@ -6,8 +6,11 @@
 #include "bagel/config.h"
 #include "bagel/dataset.h"
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/progress.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 #include "bagel/tune.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -59,8 +62,12 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
 
 int run_tune(const TuneOptions& o) {
   if (!(o.budget > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
-  if (o.threads < 0 || o.threads > 1024) throw ConfigError("--threads", "expected 0..1024");
+  if (o.threads < 0 || o.threads > kMaxThreads)
+    throw UsageError("tune: --threads", "expected 0.." + std::to_string(kMaxThreads));
+  const std::string out = o.output.empty() ? "tuned.json" : o.output;
+  check_output_file(out, "-o");
   const TrainConfig config = load_train_config(o.config, o.overrides);
+  check_json_writable(config.resolved, o.config);  // the tuned config is written at the end
   Progress progress(Progress::detect(o.quiet), std::cerr);
   TrainingData data = load_training_data(config);
   Dataset train, valid;
@@ -89,7 +96,6 @@ int run_tune(const TuneOptions& o) {
     }
     std::cout << trial_row(r.trials[i], i == r.best) << "\n";
   }
-  const std::string out = o.output.empty() ? "tuned.json" : o.output;
   write_file_atomic(out, tuned_config(config, best.settings).dump(2) + "\n");
   char buf[300];
   std::snprintf(buf, sizeof buf,

@@ -1,6 +1,7 @@
 """What the command-line interop tests share: running the bagel binary under
 test (BAGEL, set by ctest) and writing a small random labelled CSR set."""
 
+import json
 import os
 import subprocess
 
@@ -25,3 +26,12 @@ def write_labeled_set(folder, rows, cols, density, seed, labels, name="train"):
     sp.save_npz(folder / f"{name}.npz", x)
     (folder / f"{name}.labels").write_text("\n".join(y) + "\n")
     return x, y
+
+
+def train_model(folder, config, name="cfg.json"):
+    """Writes CONFIG (a dict) to FOLDER/NAME and trains it quietly; returns
+    the model folder, FOLDER/config["output"]."""
+    (folder / name).write_text(json.dumps(config))
+    proc = run_bagel("train", "--config", folder / name, "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    return folder / config["output"]

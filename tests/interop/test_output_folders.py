@@ -19,7 +19,7 @@ import time
 import unittest
 from pathlib import Path
 
-from cli_helpers import BAGEL, run_bagel, write_labeled_set
+from cli_helpers import BAGEL, run_bagel, train_model, write_labeled_set
 
 MODEL_FILES = ["bias.npy", "model.json", "weight.npy"]
 
@@ -161,12 +161,8 @@ class Interrupts(unittest.TestCase):
         lines = [f"{i % 2} {i % 10}:1 {10 + i % 7}:2" for i in range(200)]
         (cls.dir / "train.svm").write_text("\n".join(lines) + "\n")
         cls.rows = "\n".join(lines[:20]) + "\n"
-        config = cls.dir / "cfg.json"
-        config.write_text(json.dumps({"train": {"features": "train.svm"},
-                                      "optimizer": {"epochs": 1}, "output": "model"}))
-        proc = run_bagel("train", "--config", config, "--quiet")
-        assert proc.returncode == 0, proc.stderr
-        cls.model = cls.dir / "model"
+        cls.model = train_model(cls.dir, {"train": {"features": "train.svm"},
+                                          "optimizer": {"epochs": 1}, "output": "model"})
 
     @classmethod
     def tearDownClass(cls):

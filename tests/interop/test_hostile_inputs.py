@@ -1,0 +1,359 @@
+"""Hostile and oversized inputs through the command line (issue 18). Each run
+is capped at 3 GiB of address space, far below what the file claims, so a
+reader that trusts a claim fails the test by running out of memory instead of
+refusing the file with one error line that names it."""
+
+import os
+import resource
+import struct
+import subprocess
+import tempfile
+import unittest
+import zipfile
+import zlib
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+
+from cli_helpers import BAGEL, run_bagel, train_model, write_labeled_set
+
+MEMORY_CAP = 3 << 30
+
+
+def run_capped(*args):
+    """bagel ARGS... under MEMORY_CAP, with few threads (each reserves stack
+    and a malloc arena inside the cap)."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
+    env = dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2")
+    return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
+                          preexec_fn=limit, env=env)
+
+
+def npy_bytes(array):
+    import io
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def npy_header_only(descr, shape):
+    """An .npy that claims `shape` of `descr` and holds no payload."""
+    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(shape))
+    header += " " * (117 - len(header)) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
+
+
+def csr_members(x):
+    return {"indices.npy": npy_bytes(x.indices), "indptr.npy": npy_bytes(x.indptr),
+            "format.npy": npy_bytes(np.array(b"csr")),
+            "shape.npy": npy_bytes(np.array(x.shape, dtype=np.int64)),
+            "data.npy": npy_bytes(x.data)}
+
+
+def write_zip(path, members, compression):
+    with zipfile.ZipFile(path, "w", compression=compression) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+
+
+def claim_size(path, member, size):
+    """Rewrites the uncompressed size of `member` in both its local header and
+    its central directory entry, leaving its compressed size true."""
+    blob = bytearray(Path(path).read_bytes())
+    name = member.encode()
+    # (signature, offset of the name length, of the name, of the uncompressed size)
+    for signature, length_at, name_at, size_at in ((b"PK\x03\x04", 26, 30, 22),
+                                                   (b"PK\x01\x02", 28, 46, 24)):
+        at = blob.find(signature)
+        while at >= 0:
+            name_len = struct.unpack_from("<H", blob, at + length_at)[0]
+            if blob[at + name_at:at + name_at + name_len] == name:
+                struct.pack_into("<I", blob, at + size_at, size)
+            at = blob.find(signature, at + 4)
+    Path(path).write_bytes(bytes(blob))
+
+
+class HostileInputs(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+        cls.x, _ = write_labeled_set(cls.dir, 300, 40, 0.2, 5, ["yes", "no"])
+        cls.model = train_model(cls.dir, {"train": {"features": "train.npz",
+                                                    "labels": "train.labels"}, "output": "model"})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def path(self, name):
+        return self.dir / f"{self._testMethodName}-{name}"
+
+    def assert_refused(self, r, *needles, status=1):
+        self.assertEqual(r.returncode, status, r.stderr)
+        lines = r.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertTrue(lines[0].startswith("bagel: error: "), r.stderr)
+        for needle in needles:
+            self.assertIn(needle, lines[0])
+
+    def predict(self, *args):
+        return run_capped("predict", "-m", self.model, *args)
+
+    # ---- .npz sizes (point 4) -------------------------------------------------
+
+    def test_stored_member_claiming_4_gib_is_refused_before_allocating(self):
+        path = self.path("claims.npz")
+        write_zip(path, csr_members(sp.random(5, 40, density=0.2, format="csr", random_state=1)),
+                  zipfile.ZIP_STORED)
+        claim_size(path, "format.npy", 0xFFFFFFF0)
+        self.assertLess(path.stat().st_size, 4096)
+        self.assert_refused(self.predict("-i", path), str(path), "corrupt zip entry")
+
+    def test_member_padded_with_deflated_zeros_is_refused(self):
+        path = self.path("padded.npz")
+        members = csr_members(self.x)
+        members["data.npy"] += bytes(64 << 20)  # 64 MiB of zeros after the array
+        write_zip(path, members, zipfile.ZIP_DEFLATED)
+        self.assertLess(path.stat().st_size, 1 << 20)
+        self.assert_refused(self.predict("-i", path), str(path), "data:", "padded")
+
+    def test_format_member_claiming_a_huge_shape_is_refused(self):
+        path = self.path("format.npz")
+        members = csr_members(self.x)
+        members["format.npy"] = npy_header_only("|S3", (100000000,)) + bytes(300000000)
+        write_zip(path, members, zipfile.ZIP_DEFLATED)
+        self.assert_refused(self.predict("-i", path), str(path), "format:", "small array")
+
+    def test_zero_width_bytes_labels_claiming_1e8_rows_are_refused(self):
+        labels = self.path("s0.npy")
+        labels.write_bytes(npy_header_only("|S0", (100000000,)))
+        self.assertEqual(labels.stat().st_size, 128)
+        self.assert_refused(self.predict("-i", self.dir / "train.npz", "-l", labels),
+                            str(labels), "zero-width")
+
+    # ---- JSON depth (point 1) -------------------------------------------------
+
+    def test_model_json_nested_a_million_deep_is_refused(self):
+        model = self.path("deep-model")
+        model.mkdir()
+        for name in ("weight.npy", "bias.npy"):
+            (model / name).write_bytes((self.model / name).read_bytes())
+        text = (self.model / "model.json").read_text()
+        start = text.index('"config"')
+        end = text.index('"training"')
+        deep = "[" * 1000000 + "]" * 1000000
+        (model / "model.json").write_text(text[:start] + '"config": ' + deep + ",\n  " + text[end:])
+        r = run_capped("predict", "-m", model, "-i", self.dir / "train.npz")
+        self.assert_refused(r, "model.json", "nested deeper than 64")
+
+    # ---- threads (point 2, and the same bytes for any thread count) -----------
+
+    def test_predict_threads_beyond_1024_is_a_usage_error(self):
+        for threads in ("32768", "100000", "-1"):
+            r = self.predict("-i", self.dir / "train.npz", "--threads", threads)
+            self.assert_refused(r, "--threads", status=2)
+
+    def test_predict_output_is_byte_identical_for_any_thread_count(self):
+        big = self.path("big.npz")
+        sp.save_npz(big, sp.random(4000, 40, density=0.9, format="csr", random_state=3))
+        outputs = []
+        for threads in ("1", "2", "3"):
+            r = run_bagel("predict", "-m", self.model, "-i", big, "--proba", "--threads", threads,
+                          text=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outputs.append(r.stdout)
+        self.assertEqual(outputs[0], outputs[1])
+        self.assertEqual(outputs[0], outputs[2])
+
+    # ---- labels and outputs checked before the work (point 7) -----------------
+
+    def test_labels_that_are_not_utf8_are_refused_at_load_with_the_line(self):
+        folder = self.path("latin1")
+        folder.mkdir()
+        write_labeled_set(folder, 50, 10, 0.3, 1, ["yes", "no"])
+        lines = (folder / "train.labels").read_bytes().splitlines()
+        lines[6] = "café".encode("latin-1")
+        (folder / "train.labels").write_bytes(b"\n".join(lines) + b"\n")
+        (folder / "cfg.json").write_text(
+            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m"}')
+        r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
+        self.assert_refused(r, "train.labels:7:", "not UTF-8")
+        self.assertFalse((folder / "m").exists())
+
+    def test_metrics_path_that_cannot_be_created_is_refused_before_predicting(self):
+        blocker = self.path("file")
+        blocker.write_text("a file, not a folder\n")
+        out = self.path("pred.txt")
+        r = self.predict("-i", self.dir / "train.npz", "-l", self.dir / "train.labels",
+                         "-o", out, "--metrics", blocker / "metrics.json")
+        self.assert_refused(r, "--metrics", "is a file, not a folder")
+        self.assertFalse(out.exists())
+
+    def test_a_full_disk_names_the_model_file_not_a_temporary(self):
+        import signal
+        folder = self.path("full")
+        folder.mkdir()
+        write_labeled_set(folder, 100, 100000, 0.0002, 1, ["yes", "no"])
+        (folder / "cfg.json").write_text(
+            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m",'
+            ' "optimizer": {"epochs": 1}}')
+        def small_files():  # files stop growing at 64 KiB, as on a full disk
+            signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+        r = subprocess.run([BAGEL, "train", "--config", folder / "cfg.json", "--quiet"],
+                           capture_output=True, text=True, timeout=120, preexec_fn=small_files)
+        self.assert_refused(r, str(folder / "m" / "weight.npy") + ": write failed")
+        self.assertNotIn(".tmp-", r.stderr)
+        self.assertEqual(sorted(p.name for p in folder.iterdir()),
+                         ["cfg.json", "train.labels", "train.npz"])
+
+    def test_too_many_classes_are_refused_before_training(self):
+        folder = self.path("ids")
+        folder.mkdir()
+        rows = 10001
+        x = sp.random(rows, 5, density=0.5, format="csr", random_state=1)
+        sp.save_npz(folder / "train.npz", x)
+        (folder / "train.labels").write_text("".join(f"id{i}\n" for i in range(rows)))
+        (folder / "cfg.json").write_text(
+            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m"}')
+        r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
+        self.assert_refused(r, "train.labels", "10001 distinct classes", "limit of 10000")
+
+    def test_an_index_near_2_to_the_31_is_refused_before_training(self):
+        folder = self.path("wide")
+        folder.mkdir()
+        (folder / "train.svm").write_text("1 2147483646:1\n0 1:1\n1 2:1\n0 3:1\n")
+        (folder / "cfg.json").write_text('{"train": {"features": "train.svm"}, "output": "m"}')
+        r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
+        self.assert_refused(r, "train.svm", "2147483646 features", "of memory")
+        self.assertFalse((folder / "m").exists())
+
+    def test_model_json_of_many_classes_holds_no_confusion_matrix(self):
+        folder = self.path("many")
+        folder.mkdir()
+        rows, classes = 1200, 120
+        x = sp.random(rows, 30, density=0.3, format="csr", random_state=2)
+        sp.save_npz(folder / "train.npz", x)
+        (folder / "train.labels").write_text("".join(f"c{i % classes}\n" for i in range(rows)))
+        (folder / "cfg.json").write_text(
+            '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m",'
+            ' "optimizer": {"epochs": 1, "learning_rate": 0.1}}')
+        r = run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        import json
+        meta = json.loads((folder / "m" / "model.json").read_text())
+        metrics = meta["training"]["train_metrics"]
+        self.assertNotIn("confusion_matrix", metrics)
+        self.assertEqual(len(metrics["per_class"]), classes)
+
+
+def write_compressed_csr(path, rows, row_indices, chunk_rows=8192):
+    """A deflated CSR .npz whose every row holds `row_indices` with value 1,
+    written a block of rows at a time, so that Python never holds the whole
+    (possibly large) matrix."""
+    nnz_per_row = len(row_indices)
+    nnz = rows * nnz_per_row
+    def stream(z, name, header, block):
+        with z.open(name, "w", force_zip64=True) as out:
+            out.write(header)
+            for start in range(0, rows, chunk_rows):
+                out.write(block[:min(chunk_rows, rows - start) * nnz_per_row].tobytes())
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("format.npy", npy_bytes(np.array(b"csr")))
+        z.writestr("shape.npy", npy_bytes(np.array([rows, max(row_indices) + 1], dtype=np.int64)))
+        z.writestr("indptr.npy", npy_bytes(np.arange(rows + 1, dtype=np.int32) * nnz_per_row))
+        stream(z, "indices.npy", npy_header_only("<i4", (nnz,)),
+               np.tile(np.asarray(row_indices, dtype=np.int32), chunk_rows))
+        stream(z, "data.npy", npy_header_only("<f4", (nnz,)),
+               np.ones(chunk_rows * nnz_per_row, dtype=np.float32))
+
+
+class CompressedPredict(unittest.TestCase):
+    """predict reads a compressed .npz in chunks of rows (point 9)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.dir = Path(cls.tmp.name)
+        write_labeled_set(cls.dir, 300, 500, 0.05, 6, ["yes", "no"])
+        cls.model = train_model(cls.dir, {"train": {"features": "train.npz",
+                                                    "labels": "train.labels"}, "output": "m"})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def test_compressed_and_stored_files_predict_the_same_bytes_across_chunks(self):
+        rng = np.random.default_rng(3)
+        x = sp.random(70000, 500, density=0.01, format="csr", random_state=rng)  # > one chunk
+        x.data = np.round(x.data * 4).astype(np.float32)
+        labels = self.dir / "big.labels"
+        labels.write_text("\n".join(rng.choice(["yes", "no"], x.shape[0])) + "\n")
+        outputs = []
+        for compressed in (True, False):
+            path = self.dir / f"big-{compressed}.npz"
+            sp.save_npz(path, x, compressed=compressed)
+            metrics = self.dir / f"metrics-{compressed}.json"
+            r = run_bagel("predict", "-m", self.model, "-i", path, "--proba", "-l", labels,
+                          "--metrics", metrics, "-q", text=False)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outputs.append((r.stdout, metrics.read_text()))
+        self.assertEqual(outputs[0], outputs[1])
+
+    def test_a_compressed_file_is_predicted_in_bounded_memory(self):
+        # 131,072 rows x 500 non-zeros: 524 MB inflated, a few MB on disk.
+        path = self.dir / "wide.npz"
+        write_compressed_csr(path, 131072, list(range(500)))
+        self.assertLess(path.stat().st_size, 8 << 20)
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (700 << 20, 700 << 20))
+        r = subprocess.run([BAGEL, "predict", "-m", self.model, "-i", path, "-o",
+                            self.dir / "wide.pred", "-q"], capture_output=True, text=True,
+                           timeout=300, preexec_fn=limit,
+                           env=dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len((self.dir / "wide.pred").read_text().splitlines()), 131072)
+
+
+class KilledTraining(unittest.TestCase):
+    """SIGKILL at any moment of a training that replaces a model leaves a
+    whole model at the output (the old or the new one), and the next run
+    removes what the killed one left."""
+
+    def test_a_model_survives_sigkill_at_any_moment_and_leftovers_are_cleaned(self):
+        import random
+        import signal
+        import time
+        with tempfile.TemporaryDirectory() as name:
+            folder = Path(name)
+            write_labeled_set(folder, 2000, 300, 0.05, 4, ["yes", "no"])
+            (folder / "cfg.json").write_text(
+                '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m",'
+                ' "optimizer": {"epochs": 2, "learning_rate": 0.1}}')
+            r = run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            start = time.monotonic()
+            run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            duration = time.monotonic() - start
+            rng = random.Random(7)
+            for _ in range(8):
+                proc = subprocess.Popen([BAGEL, "train", "--config", folder / "cfg.json", "--quiet"],
+                                        stderr=subprocess.DEVNULL)
+                time.sleep(rng.uniform(0.5, 1.0) * duration)
+                proc.send_signal(signal.SIGKILL)
+                proc.wait()
+                r = run_bagel("predict", "-m", folder / "m", "-i", folder / "train.npz", "-q")
+                self.assertEqual(r.returncode, 0, r.stderr)
+            r = run_bagel("train", "--config", folder / "cfg.json", "--quiet")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(sorted(p.name for p in folder.iterdir()),
+                             ["cfg.json", "m", "train.labels", "train.npz"])
+            self.assertEqual(sorted(p.name for p in (folder / "m").iterdir()),
+                             ["bias.npy", "model.json", "weight.npy"])
+
+
+if __name__ == "__main__":
+    unittest.main()

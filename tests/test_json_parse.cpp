@@ -1,0 +1,92 @@
+// One depth limit for every JSON bagel parses, and nlohmann's raw messages
+// turned into bagel's: a file nested a million deep must be an error, not a
+// stack overflow in whatever copies the value first.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "bagel/error.h"
+#include "bagel/json_parse.h"
+
+namespace bagel {
+namespace {
+
+std::string nested_arrays(int depth) {
+  return std::string(static_cast<std::size_t>(depth), '[') +
+         std::string(static_cast<std::size_t>(depth), ']');
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_json(text, "cfg.json");
+  } catch (const FileError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(JsonParse, NestingUpToTheLimitIsAccepted) {
+  EXPECT_NO_THROW(parse_json(nested_arrays(kMaxJsonDepth), "cfg.json"));
+  EXPECT_NO_THROW(parse_json(R"({"a": {"b": [1, {"c": 2}]}})", "cfg.json"));
+}
+
+TEST(JsonParse, NestingBeyondTheLimitIsAFileErrorNamingTheFile) {
+  const std::string msg = error_of(nested_arrays(kMaxJsonDepth + 1));
+  EXPECT_EQ(msg.rfind("cfg.json: nested deeper than 64", 0), 0u) << msg;
+  EXPECT_NE(error_of("{\"config\": " + nested_arrays(100) + "}").find("nested deeper"),
+            std::string::npos);
+}
+
+TEST(JsonParse, AMillionLevelsDeepIsRefusedWithoutOverflowingTheStack) {
+  const std::string msg = error_of("{\"config\": " + nested_arrays(1000000) + "}");
+  EXPECT_NE(msg.find("nested deeper than 64"), std::string::npos) << msg;
+}
+
+TEST(JsonParse, NumberOverflowIsNamedWithoutTheLibraryPrefix) {
+  const std::string msg = error_of(R"({"optimizer": {"l2": 1e999}})");
+  EXPECT_NE(msg.find("cfg.json: invalid JSON: number overflow parsing '1e999'"), std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("beyond the range of a double"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
+}
+
+TEST(JsonParse, SyntaxErrorsGiveLineAndColumn) {
+  const std::string msg = error_of("{\n  \"a\": 1,\n  oops\n}");
+  EXPECT_NE(msg.find("line 3"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
+}
+
+TEST(JsonParse, CommentsAreAllowed) {
+  EXPECT_EQ(parse_json("{\"a\": 1 // one\n}", "cfg.json").at("a"), 1);
+}
+
+TEST(JsonParseValue, NotJsonIsNoValue) {
+  EXPECT_FALSE(parse_json_value("dense", "--set model.layer=dense").has_value());
+  EXPECT_FALSE(parse_json_value("1e999", "--set optimizer.l2=1e999").has_value());
+  EXPECT_EQ(parse_json_value("[1, 2]", "--set x=[1, 2]")->size(), 2u);
+}
+
+TEST(JsonParseValue, DeepValueIsAUsageErrorNamingTheSet) {
+  const std::string deep = nested_arrays(60000);
+  try {
+    parse_json_value(deep, "--set optimizer.epochs=" + deep);
+    FAIL() << "expected a UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(e.field(), "--set optimizer.epochs=" + deep.substr(0, 37) + "...");
+    EXPECT_NE(std::string(e.what()).find("nested deeper than 64"), std::string::npos);
+  }
+}
+
+TEST(JsonWritable, TextThatIsNotUtf8IsAFileErrorBeforeAnyWork) {
+  EXPECT_NO_THROW(check_json_writable({{"output", "runs/\xC3\xA9t\xC3\xA9"}}, "cfg.json"));
+  try {
+    check_json_writable({{"train", {{"features", "data/\xFF.npz"}}}}, "cfg.json");
+    FAIL() << "expected a FileError";
+  } catch (const FileError& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json: holds text that is not UTF-8"),
+              std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace bagel
