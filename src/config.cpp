@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/json_reader.h"
 #include "bagel/override_error.h"
 #include "bagel/train_plan.h"
@@ -250,8 +251,9 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
     throw UsageError("--set " + assignment, "expected KEY.PATH=VALUE, e.g. optimizer.epochs=10");
   const std::string key = assignment.substr(0, eq);
   const std::string text = assignment.substr(eq + 1);
-  nlohmann::json value = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded()) value = text;  // bare words are strings: --set model.layer=dense
+  // Bare words are strings: --set model.layer=dense.
+  const nlohmann::json value =
+      parse_json_value(text, "--set " + assignment).value_or(nlohmann::json(text));
   nlohmann::json* node = &doc;
   std::stringstream parts(key);
   std::string part;
@@ -295,14 +297,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
 }
 
 TrainConfig load_train_config(const std::string& path, const std::vector<std::string>& overrides) {
-  std::ifstream in(path);
-  if (!in) throw FileError(path, "cannot open config file");
-  nlohmann::json doc;
-  try {
-    doc = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/true, /*ignore_comments=*/true);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw FileError(path, std::string("invalid JSON: ") + e.what());
-  }
+  nlohmann::json doc = read_json_file(path, "config file");
   for (const std::string& o : overrides) apply_override(doc, o);
   try {
     return parse_train_config(doc, fs::absolute(path).parent_path());

@@ -45,8 +45,9 @@ int run_train(const TrainOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   TrainConfig config = load_train_config(o.config, overrides);
   if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
-  // Before any data is read: a refused folder must not cost a training run.
-  check_model_dir(config.output, o.force);
+  // Before any data is read: a refused folder, or one another run is
+  // writing, must not cost a training run. Held until the model is saved.
+  const ModelDirClaim claim = claim_model_dir(config.output, o.force);
   Progress progress(Progress::detect(o.quiet), std::cerr);
 
   TrainingData data = load_training_data(config);

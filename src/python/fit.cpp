@@ -6,6 +6,7 @@
 #include "bagel/config.h"
 #include "bagel/dataset.h"
 #include "bagel/error.h"
+#include "bagel/json_parse.h"
 #include "bagel/pipeline.h"
 #include "interruptible.h"
 
@@ -26,7 +27,7 @@ std::string parameter_of(const std::string& field) {
 constexpr const char* kInMemory = "<in-memory>";
 
 TrainConfig parse_config(const FitRequest& r) {
-  nlohmann::json doc = nlohmann::json::parse(r.config_json);
+  nlohmann::json doc = parse_json(r.config_json, "estimator parameters", false);
   doc["train"] = {{"features", kInMemory}};
   if (r.valid) doc["valid"] = {{"features", kInMemory}};
   try {

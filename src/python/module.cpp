@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include "bagel/json_parse.h"
 #include "bagel/error.h"
 #include "bagel/float_env.h"
 #include "bagel/labels.h"
@@ -81,8 +82,8 @@ Model model_from_state(const py::tuple& t) {
   m.num_outputs = t[3].cast<int>();
   m.weight = floats_of(t[4].cast<py::array_t<float, py::array::c_style | py::array::forcecast>>());
   m.bias = floats_of(t[5].cast<py::array_t<float, py::array::c_style | py::array::forcecast>>());
-  m.config = nlohmann::json::parse(t[6].cast<std::string>());
-  m.training = nlohmann::json::parse(t[7].cast<std::string>());
+  m.config = parse_json(t[6].cast<std::string>(), "pickled model config", false);
+  m.training = parse_json(t[7].cast<std::string>(), "pickled model training", false);
   if (m.weight.size() != static_cast<std::size_t>(m.num_features) * m.num_outputs ||
       m.bias.size() != static_cast<std::size_t>(m.num_outputs))
     throw Error("bagel model pickle: the weight and bias sizes do not match the model's shape");

@@ -3,6 +3,7 @@ is capped at 3 GiB of address space, far below what the file claims, so a
 reader that trusts a claim fails the test by running out of memory instead of
 refusing the file with one error line that names it."""
 
+import json
 import os
 import resource
 import struct
@@ -148,6 +149,50 @@ class HostileInputs(unittest.TestCase):
         (model / "model.json").write_text(text[:start] + '"config": ' + deep + ",\n  " + text[end:])
         r = run_capped("predict", "-m", model, "-i", self.dir / "train.npz")
         self.assert_refused(r, "model.json", "nested deeper than 64")
+
+    def config(self, name, **extra):
+        path = self.path(name)
+        path.write_text(json.dumps({"train": {"features": str(self.dir / "train.npz"),
+                                              "labels": str(self.dir / "train.labels")},
+                                    "output": str(self.path("out")), **extra}))
+        return path
+
+    def test_config_nested_deeply_is_refused_with_its_file(self):
+        path = self.path("deep.json")
+        path.write_text('{"train": ' + "[" * 200000 + "]" * 200000 + "}")
+        self.assert_refused(run_capped("train", "--config", path), str(path), "nested deeper than 64")
+
+    def test_config_number_beyond_double_range_names_the_file(self):
+        path = self.config("big.json", optimizer={"l2": 1})
+        path.write_text(path.read_text().replace('"l2": 1', '"l2": 1e999'))
+        r = run_capped("train", "--config", path)
+        self.assert_refused(r, str(path), "1e999")
+        self.assertNotIn("json.exception", r.stderr)
+
+    def test_set_value_nested_deeply_is_a_usage_error(self):
+        value = "[" * 60000 + "]" * 60000
+        r = run_capped("train", "--config", self.config("ok.json"), "--set", "optimizer.epochs=" + value)
+        self.assert_refused(r, "--set optimizer.epochs=", status=2)
+
+    def test_a_second_training_onto_the_same_output_fails_at_once_and_leaves_nothing(self):
+        out = self.path("out")
+        first = self.config("long.json", optimizer={"epochs": 100000, "learning_rate": 0.001})
+        second = self.config("short.json")
+        running = subprocess.Popen([BAGEL, "train", "--config", str(first), "--quiet"],
+                                   stderr=subprocess.PIPE, text=True)
+        try:
+            lock = out.parent / (out.name + ".bagel-lock")
+            for _ in range(200):  # the first run claims the folder before loading its data
+                if lock.exists():
+                    break
+                subprocess.run(["sleep", "0.05"])
+            before = sorted(p.name for p in out.parent.iterdir())
+            r = run_capped("train", "--config", second)
+            self.assert_refused(r, str(out), "another bagel run")
+            self.assertEqual(sorted(p.name for p in out.parent.iterdir()), before)
+        finally:
+            running.terminate()
+            running.wait(timeout=60)
 
     # ---- threads (point 2, and the same bytes for any thread count) -----------
 
