@@ -21,25 +21,14 @@ import argparse
 import csv
 import json
 import os
-import platform
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_defaults import DataSet, bagel_run  # noqa: E402
+from bench_defaults import DataSet, bagel_run, cpu_model  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def cpu_name() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
 
 
 def plan_of(folder: Path) -> str:
@@ -105,7 +94,7 @@ def main() -> int:
         w.writeheader()
         w.writerows(rows)
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
-    lines = [f"{cpu_name()}, {os.cpu_count()} CPUs; median of {args.repeat} interleaved runs; "
+    lines = [f"{cpu_model()}, {os.cpu_count()} CPUs; median of {args.repeat} interleaved runs; "
              f"extra settings: {' '.join(args.config_extra) or 'none (defaults)'}", "",
              "| set | threads | train s | speedup | loop s | loop speedup | test accuracy | plan |",
              "|---|---|---|---|---|---|---|---|"]

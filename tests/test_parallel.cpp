@@ -16,17 +16,6 @@
 namespace bagel {
 namespace {
 
-Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
-  SyntheticSpec spec;
-  spec.rows = rows;
-  spec.features = 5000;
-  spec.nnz_per_row = 30;
-  spec.classes = classes;
-  spec.seed = seed;
-  SyntheticData d = make_synthetic(spec);
-  return Dataset{"train", std::move(d.x), std::move(d.y)};
-}
-
 bool bit_equal(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }

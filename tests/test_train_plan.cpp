@@ -11,20 +11,10 @@
 #include "bagel/progress.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
+#include "train_helpers.h"
 
 namespace bagel {
 namespace {
-
-Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
-  SyntheticSpec spec;
-  spec.rows = rows;
-  spec.features = 5000;
-  spec.nnz_per_row = 30;
-  spec.classes = classes;
-  spec.seed = seed;
-  SyntheticData d = make_synthetic(spec);
-  return Dataset{"train", std::move(d.x), std::move(d.y)};
-}
 
 OptimizerConfig threads(int n) {
   OptimizerConfig c;

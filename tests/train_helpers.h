@@ -1,11 +1,13 @@
 // Shared by the training tests: one quiet sparse-layer training run on a
-// fresh all-zero model with classes named "0".."classes-1".
+// fresh all-zero model with classes named "0".."classes-1", and the
+// generated rows the thread tests train on.
 #pragma once
 
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "bagel/synthetic.h"
 #include "bagel/trainer.h"
 
 namespace bagel {
@@ -22,6 +24,18 @@ inline Model train_sparse(const Dataset& d, int classes, const OptimizerConfig& 
   Model m = Model::zeros(names, true, d.x.cols());
   train_sparse_more(m, d, c);
   return m;
+}
+
+// Generated rows for the thread tests: 5,000 features, 30 non-zeros a row.
+inline Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
+  SyntheticSpec spec;
+  spec.rows = rows;
+  spec.features = 5000;
+  spec.nnz_per_row = 30;
+  spec.classes = classes;
+  spec.seed = seed;
+  SyntheticData d = make_synthetic(spec);
+  return Dataset{"train", std::move(d.x), std::move(d.y)};
 }
 
 }  // namespace bagel
