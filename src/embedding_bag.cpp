@@ -133,7 +133,7 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
     ++avg_steps_;
   }
   // Alone, a thread may fold at once; with others, only merge() may.
-  if (penalty_.threads() == 1 && scale < 1e-6) flush();
+  if (penalty_.threads() == 1 && LazyPenalty::is_small(scale)) flush();
 }
 
 void EmbeddingBagLayer::catch_up_range(const CsrMatrix& x, std::span<const Index> rows, Index lo,

@@ -7,9 +7,6 @@
 #include <optional>
 #include <type_traits>
 
-#include <omp.h>
-
-#include "bagel/cores.h"
 #include "bagel/dense_linear.h"
 #include "bagel/embedding_bag.h"
 #include "bagel/error.h"

@@ -10,10 +10,10 @@
 #include <random>
 
 #include "bagel/feature_order.h"
-#include "bagel/train_plan.h"
 #include "bagel/npz.h"
 #include "bagel/pipeline.h"
 #include "bagel/synthetic.h"
+#include "bagel/train_plan.h"
 #include "bagel/trainer.h"
 #include "train_helpers.h"
 

@@ -19,14 +19,7 @@ namespace {
 // Zipf count rows, as CountVectorizer makes them: ~40 distinct features a
 // row with repeats, so |x|^2 is in the hundreds.
 Dataset counts(int classes, Index rows, std::uint64_t seed) {
-  SyntheticSpec spec;
-  spec.rows = rows;
-  spec.features = 4000;
-  spec.nnz_per_row = 40;
-  spec.classes = classes;
-  spec.seed = seed;
-  SyntheticData d = make_synthetic(spec);
-  return Dataset{"train", std::move(d.x), std::move(d.y)};
+  return synthetic(classes, rows, seed, 4000, 40);
 }
 
 // The same rows with every value times `factor`.

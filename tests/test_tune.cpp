@@ -6,20 +6,12 @@
 #include "bagel/error.h"
 #include "bagel/synthetic.h"
 #include "bagel/tune.h"
+#include "train_helpers.h"
 
 namespace bagel {
 namespace {
 
-Dataset counts(Index rows, std::uint64_t seed) {
-  SyntheticSpec spec;
-  spec.rows = rows;
-  spec.features = 3000;
-  spec.nnz_per_row = 30;
-  spec.classes = 3;
-  spec.seed = seed;
-  SyntheticData d = make_synthetic(spec);
-  return Dataset{"train", std::move(d.x), std::move(d.y)};
-}
+Dataset counts(Index rows, std::uint64_t seed) { return synthetic(3, rows, seed, 3000, 30); }
 
 TEST(Tune, TriesTheDefaultsFirstAndPicksTheBestValidAccuracy) {
   const auto [train, valid] = split_holdout(counts(3000, 1), 0.2, 42);

@@ -1,6 +1,6 @@
 // Shared by the training tests: one quiet sparse-layer training run on a
 // fresh all-zero model with classes named "0".."classes-1", and the
-// generated rows the thread tests train on.
+// generated rows they train on.
 #pragma once
 
 #include <iostream>
@@ -26,12 +26,13 @@ inline Model train_sparse(const Dataset& d, int classes, const OptimizerConfig& 
   return m;
 }
 
-// Generated rows for the thread tests: 5,000 features, 30 non-zeros a row.
-inline Dataset synthetic(int classes, Index rows, std::uint64_t seed) {
+// Generated Zipf count rows (synthetic.h), as a training set.
+inline Dataset synthetic(int classes, Index rows, std::uint64_t seed, Index features = 5000,
+                         double nnz_per_row = 30) {
   SyntheticSpec spec;
   spec.rows = rows;
-  spec.features = 5000;
-  spec.nnz_per_row = 30;
+  spec.features = features;
+  spec.nnz_per_row = nnz_per_row;
   spec.classes = classes;
   spec.seed = seed;
   SyntheticData d = make_synthetic(spec);

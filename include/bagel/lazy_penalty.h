@@ -59,7 +59,9 @@ class LazyPenalty {
   // Folds every thread's decay and L1 into the shared state. Returns true
   // when the scale got small enough that fold() must run.
   bool merge();
-  bool scale_is_small() const { return scale_ < kMinScale; }
+  bool scale_is_small() const { return is_small(scale_); }
+  // Below this the stored weights grow as 1/s and lose float range: fold.
+  static bool is_small(double scale) { return scale < kMinScale; }
   // Applies the scale and all pending L1 to every stored weight (O(F K));
   // afterwards stored = true weights.
   void fold(std::span<float> weight);
@@ -77,7 +79,6 @@ class LazyPenalty {
   static void shrink_row(float* e, int k, double amount);
 
  private:
-  // Below this the stored weights grow as 1/s and lose float range; fold it in.
   static constexpr double kMinScale = 1e-6;
 
   struct alignas(64) ThreadState {  // own cache line: no false sharing

@@ -103,6 +103,7 @@ Replicas::Replicas(const Model& model, const OptimizerConfig& c, const TrainPlan
   }
   if (sparse_)
     for (int r = 0; r < threads_; ++r) logs_.emplace_back(model.num_features, threads_);
+  ones_.assign(static_cast<std::size_t>(threads_), 1.0f);
   base_weight_ = huge_vector<float>(model.weight.size());
   velocity_weight_ = huge_vector<float>(model.weight.size());
   base_bias_.resize(model.bias.size());
@@ -159,8 +160,7 @@ void Replicas::combine_row(Model& model, std::size_t j, std::span<const float> s
 void Replicas::combine_bias(Model& model) {
   float* rows[kMaxThreads];
   for (int r = 0; r < threads_; ++r) rows[r] = bias_of(model, r);
-  const std::vector<float> ones(static_cast<std::size_t>(threads_), 1.0f);
-  combine({rows, static_cast<std::size_t>(threads_)}, ones, base_bias_.data(),
+  combine({rows, static_cast<std::size_t>(threads_)}, ones_, base_bias_.data(),
           velocity_bias_.data(), moved_bias_, block_, k_, true);
 }
 

@@ -20,8 +20,9 @@
 // Without L2, L1 or averaged SGD only the rows some copy touched can change,
 // so the combination visits just those (each copy logs its rows, bucketed by
 // the thread that combines them); otherwise every row, every block.
-// Measured on the real sets within 0.3 points of one thread at 2 and 8
-// threads with 4 blocks per thread and epoch (README §3).
+// With 4 blocks per thread and epoch, measured within 0.33 points of one
+// thread's test accuracy on README §9's sets at 2 threads and 0.47 at 8; but
+// slower than one thread on every one of them (README §9).
 #pragma once
 
 #include <cstdint>
@@ -94,6 +95,7 @@ class Replicas {
   std::vector<std::vector<float>> weight_, bias_;  // copies 1..T-1
   std::vector<EmbeddingBagLayer> layers_;
   std::vector<TouchLog> logs_;                     // one per copy (sparse only)
+  std::vector<float> ones_;                        // the biases' scales (they have none)
   std::vector<float> base_weight_, base_bias_;     // the model at the last combination
   std::vector<float> velocity_weight_, velocity_bias_;
   std::vector<std::uint32_t> moved_weight_;        // block in which each row's velocity last moved
