@@ -13,6 +13,7 @@
 #include "bagel/input_stream.h"
 #include "bagel/mapped_file.h"
 #include "bagel/npy.h"
+#include "bagel/text/utf8.h"
 
 namespace bagel {
 
@@ -46,33 +47,6 @@ double beyond_range(std::string_view number) {
 }
 
 std::string in_quotes(const std::string& s) { return "'" + s + "'"; }
-
-// Length of the UTF-8 sequence starting with `lead`, 0 if no sequence does.
-std::size_t utf8_length(unsigned char lead) {
-  if (lead < 0x80) return 1;
-  if (lead >= 0xC2 && lead <= 0xDF) return 2;
-  if (lead >= 0xE0 && lead <= 0xEF) return 3;
-  if (lead >= 0xF0 && lead <= 0xF4) return 4;
-  return 0;
-}
-
-// Offset of the first byte of `text` that is not well-formed UTF-8 (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF), or npos.
-std::size_t invalid_utf8_at(std::string_view text) {
-  for (std::size_t i = 0; i < text.size();) {
-    const auto lead = static_cast<unsigned char>(text[i]);
-    const std::size_t n = utf8_length(lead);
-    if (n == 0 || text.size() - i < n) return i;
-    for (std::size_t k = 1; k < n; ++k)
-      if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) return i;
-    const auto second = static_cast<unsigned char>(n > 1 ? text[i + 1] : 0);
-    if ((lead == 0xE0 && second < 0xA0) || (lead == 0xED && second > 0x9F) ||
-        (lead == 0xF0 && second < 0x90) || (lead == 0xF4 && second > 0x8F))
-      return i;
-    i += n;
-  }
-  return std::string_view::npos;
-}
 
 // `where` is "" when `line` says where; else "row N: ".
 void check_utf8(std::string_view label, const std::string& source, const std::string& where,
