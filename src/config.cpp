@@ -235,6 +235,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"patience", o.patience},
                     {"min_delta", o.min_delta}};
   j["output"] = c.output;
+  j["init"] = c.init.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.init);
   return j;
 }
 
@@ -289,6 +290,9 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   if (root.has("optimizer")) c.optimizer = parse_optimizer(root.object("optimizer"));
   else root.get_string("optimizer", "");
   c.output = resolve(root.get_string("output", c.output), base_dir);
+  if (root.has("init") && !doc.at("init").is_null())
+    c.init = resolve(root.get_string("init", ""), base_dir);
+  else root.get_string("init", "");  // mark as known
   root.finish();
   if (!c.valid && c.optimizer.patience > 0)
     throw ConfigError("optimizer.patience", "early stopping needs a \"valid\" set");

@@ -96,6 +96,7 @@ Dataset encode(const std::string& name, LabeledData data, const Classes& classes
   d.name = name;
   d.y = classes.encode(data.labels);
   d.x = std::move(data.features);
+  d.columns_stored = data.format == FeatureFormat::kNpz;
   return d;
 }
 
@@ -147,11 +148,11 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   return out;
 }
 
-TrainingData load_training_data(const TrainConfig& config) {
+TrainingData load_training_data(const TrainConfig& config, const Classes* classes) {
   const auto t0 = std::chrono::steady_clock::now();
   TrainingData out;
   LabeledData train_raw = load_labeled(config.train);
-  out.classes = Classes::fit(train_raw.labels);
+  out.classes = classes ? *classes : Classes::fit(train_raw.labels);
   out.train = encode("train", std::move(train_raw), out.classes);
   std::vector<float> sample_weight;
   if (!config.train.sample_weights.empty())
@@ -166,7 +167,7 @@ TrainingData load_training_data(const TrainConfig& config) {
 
 LabeledData load_labeled(const DataSpec& spec) {
   LabeledData d;
-  d.features = read_features(spec.features, spec.zero_based, &d.labels);
+  d.features = read_features(spec.features, spec.zero_based, &d.labels, &d.format);
   const std::string features = input_name(spec.features);
   if (!spec.labels.empty()) {
     d.labels = read_labels(spec.labels);

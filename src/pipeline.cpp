@@ -95,6 +95,17 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
 
 }  // namespace
 
+void check_warm_start(const Model& start, const std::string& start_dir, const Dataset& d,
+                      const std::string& source) {
+  const bool wrong_width = d.columns_stored ? d.x.cols() != start.num_features
+                                            : d.x.cols() > start.num_features;
+  if (!wrong_width) return;
+  throw FileError(source, "has " + std::to_string(d.x.cols()) + " features (columns), but the "
+                          "model in " + start_dir + " (\"init\") has " +
+                          std::to_string(start.num_features) +
+                          "; a warm start needs data vectorised with that model's vocabulary");
+}
+
 TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress) {
   const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
   Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features);

@@ -65,6 +65,10 @@ struct TrainConfig {
   LayerKind layer = LayerKind::kSparse;
   OptimizerConfig optimizer;
   std::string output = "runs/model";
+  // A model directory to start from instead of zeros ("init"; `--init`):
+  // scikit-learn's warm_start, Vowpal Wabbit's -i. Its classes must hold the
+  // training labels and its features match the data's columns. "" = zeros.
+  std::string init;
   nlohmann::json resolved;        // every key with its effective value (saved in model.json)
 };
 

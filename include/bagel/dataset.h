@@ -46,6 +46,7 @@ CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels
 struct LabeledData {
   CsrMatrix features;
   RawLabels labels;
+  FeatureFormat format = FeatureFormat::kNpz;
 };
 LabeledData load_labeled(const DataSpec& spec);
 
@@ -55,6 +56,9 @@ struct Dataset {
   CsrMatrix x;
   std::vector<std::int32_t> y;      // class ids
   std::vector<float> weight;        // per-row loss weights (sample_weights.h); empty = all 1
+  // x.cols() was stored in the file (.npz: its vocabulary's width) rather
+  // than inferred from the largest index (svmlight); see check_features_fit.
+  bool columns_stored = false;
 };
 
 // What training needs from a config's data: the classes (from the training
@@ -68,7 +72,9 @@ struct TrainingData {
   std::vector<double> class_weight;  // per class id
   double load_seconds = 0;
 };
-TrainingData load_training_data(const TrainConfig& config);
+// `classes`, when given (a warm start: the starting model's classes), are
+// used instead of the training labels' own: every label must be one of them.
+TrainingData load_training_data(const TrainConfig& config, const Classes* classes = nullptr);
 
 // The same from data already in memory (the Python estimator's arrays):
 // `train` and `valid` hold encoded labels for `classes`; `sample_weight` is

@@ -34,4 +34,12 @@ TrainResult train(const TrainConfig& config, TrainingData data, Progress& progre
 // otherwise.
 TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress);
 
+// A warm start (config "init"): checks that split `d`, read from `source`,
+// fits `start`, the model loaded from `start_dir`, before any training. An
+// .npz must have exactly the model's columns (another width means another
+// vocabulary, whose columns mean other words); svmlight may have fewer.
+// FileError naming both sizes and the model's folder otherwise.
+void check_warm_start(const Model& start, const std::string& start_dir, const Dataset& d,
+                      const std::string& source);
+
 }  // namespace bagel

@@ -14,6 +14,7 @@ struct TrainOptions {
   std::string config;
   std::vector<std::string> overrides;
   std::string output;
+  std::string init;
   bool force = false;
   bool quiet = false;
 };

@@ -1,8 +1,10 @@
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "bagel/config.h"
 #include "bagel/dataset.h"
+#include "bagel/input_stream.h"
 #include "bagel/model_dir.h"
 #include "bagel/pipeline.h"
 #include "bagel/progress.h"
@@ -37,6 +39,10 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   cmd->add_flag("--force", o.force,
                 "Also write into a folder of other files, beside them (none is removed or "
                 "overwritten)");
+  cmd->add_option("--init", o.init,
+                  "Start from this model directory's weights instead of zeros (overrides the "
+                  "config's \"init\"); its classes must hold the labels, its features match "
+                  "the columns");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
   return cmd;
 }
@@ -45,12 +51,26 @@ int run_train(const TrainOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   TrainConfig config = load_train_config(o.config, overrides);
   if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
+  if (!o.init.empty()) config.init = o.init, config.resolved["init"] = o.init;
   // Before any data is read: a refused folder, or one another run is
   // writing, must not cost a training run. Held until the model is saved.
   const ModelDirClaim claim = claim_model_dir(config.output, o.force);
   Progress progress(Progress::detect(o.quiet), std::cerr);
 
-  TrainingData data = load_training_data(config);
+  // A warm start's model is read before the data, so that a wrong folder
+  // fails at once; its classes then encode the labels.
+  std::optional<Model> start;
+  std::optional<Classes> start_classes;
+  if (!config.init.empty()) {
+    start = load_model(config.init);
+    start_classes = Classes{start->classes, start->numeric_classes};
+  }
+  TrainingData data = load_training_data(config, start_classes ? &*start_classes : nullptr);
+  if (start) {
+    check_warm_start(*start, config.init, data.train, input_name(config.train.features));
+    if (data.valid)
+      check_warm_start(*start, config.init, *data.valid, input_name(config.valid->features));
+  }
   progress.message(data_line(data.train));
   if (data.valid) progress.message(data_line(*data.valid));
   char buf[200];
@@ -59,7 +79,9 @@ int run_train(const TrainOptions& o) {
   progress.message(buf);
   const double load_seconds = data.load_seconds;
 
-  const TrainResult result = train(config, std::move(data), progress);
+  if (start) progress.message("starting from the model in " + config.init);
+  const TrainResult result = start ? train(std::move(*start), config, std::move(data), progress)
+                                   : train(config, std::move(data), progress);
   const TrainingSummary& summary = result.summary;
   save_model(result.model, config.output, o.force);
 
