@@ -64,10 +64,17 @@ void FeatureOrder::restore(Model& model) const {
   if (model.num_features != size())
     throw Error("FeatureOrder::restore: the model has " + std::to_string(model.num_features) +
                 " features, the order " + std::to_string(size()));
+  restore(model.weight, model.num_outputs);
+}
+
+void FeatureOrder::restore(std::span<float> weight, int outputs) const {
+  const auto k = static_cast<std::size_t>(outputs);
+  if (weight.size() != new_of_old_.size() * k)
+    throw Error("FeatureOrder::restore: " + std::to_string(weight.size()) + " weights for " +
+                std::to_string(size()) + " features x " + std::to_string(outputs) + " outputs");
   // In place, cycle by cycle (row `old` takes row new_of_old[old]), so that a
   // large matrix is not held twice.
-  const auto k = static_cast<std::size_t>(model.num_outputs);
-  float* w = model.weight.data();
+  float* w = weight.data();
   std::vector<float> held(k);
   std::vector<bool> done(new_of_old_.size(), false);
   for (std::size_t start = 0; start < new_of_old_.size(); ++start) {

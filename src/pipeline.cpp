@@ -33,14 +33,20 @@ void check_start(const Model& start, const TrainingData& data) {
 
 // Moves weight row j to row new_of_old[j]: the inverse of FeatureOrder::restore,
 // so that a model that has learnt already starts from its own weights.
-void renumber_weights(Model& model, const FeatureOrder& order) {
-  const auto k = static_cast<std::size_t>(model.num_outputs);
+void renumber_weights(std::vector<float>& weight, int outputs, const FeatureOrder& order) {
+  if (weight.empty()) return;
+  const auto k = static_cast<std::size_t>(outputs);
   const std::span<const Index> new_of_old = order.new_of_old();
-  std::vector<float> moved = huge_vector<float>(model.weight.size());
-  for (std::size_t j = 0; j < static_cast<std::size_t>(model.num_features); ++j)
-    std::copy_n(model.weight.begin() + j * k, k,
-                moved.begin() + static_cast<std::size_t>(new_of_old[j]) * k);
-  model.weight = std::move(moved);
+  std::vector<float> moved = huge_vector<float>(weight.size());
+  for (std::size_t j = 0; j < new_of_old.size(); ++j)
+    std::copy_n(weight.begin() + j * k, k, moved.begin() + static_cast<std::size_t>(new_of_old[j]) * k);
+  weight = std::move(moved);
+}
+
+// The checkpoint's weights back in the data's feature numbers.
+void restore_numbering(TrainingCheckpoint& k, int outputs, const FeatureOrder& order) {
+  order.restore(k.weight, outputs);
+  if (!k.best_weight.empty()) order.restore(k.best_weight, outputs);
 }
 
 void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
@@ -65,8 +71,17 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
 }
 
 // `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
+// A resume's weights are in the data's feature numbers, as saved.
 TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
-                Progress& progress) {
+                Progress& progress, Checkpointing checkpoints = {}) {
+  std::optional<TrainingCheckpoint> resume;
+  if (checkpoints.resume != nullptr && checkpoints.resume->epoch > 0) {
+    resume = *checkpoints.resume;
+    start.weight = resume->weight;
+    start.bias = resume->bias;
+    from_zeros = false;
+    checkpoints.resume = &*resume;
+  }
   check_start(start, data);
   Dataset& train = data.train;
   std::optional<Dataset>& valid = data.valid;
@@ -78,13 +93,24 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
     order = FeatureOrder::by_frequency(train.x, start.num_features);
     order->apply(train.x);
     if (valid) order->apply(valid->x);
-    if (!from_zeros) renumber_weights(start, *order);
+    if (!from_zeros) renumber_weights(start.weight, start.num_outputs, *order);
+    if (resume) renumber_weights(resume->best_weight, start.num_outputs, *order);
   }
   const double reorder_seconds = seconds_since(t_reorder);
 
   TrainResult r{std::move(start), {}, {}, std::nullopt};
-  r.summary = train_model(r.model, train, valid ? &*valid : nullptr, config.optimizer,
-                          config.layer, progress);
+  try {
+    r.summary = train_model(r.model, train, valid ? &*valid : nullptr, config.optimizer,
+                            config.layer, progress, checkpoints);
+  } catch (const Interrupted&) {
+    if (order && checkpoints.latest != nullptr && checkpoints.latest->epoch > 0)
+      restore_numbering(*checkpoints.latest, r.model.num_outputs, *order);
+    throw;
+  }
+  if (resume) {
+    r.summary.resumed_from_epoch = resume->epoch;
+    if (!resume->calibration.is_null()) r.summary.calibration_json = resume->calibration;
+  }
   r.summary.seconds += reorder_seconds;
   r.train_metrics = evaluate(r.model, train.x, train.y);
   if (valid) r.valid_metrics = evaluate(r.model, valid->x, valid->y);
@@ -106,14 +132,16 @@ void check_warm_start(const Model& start, const std::string& start_dir, const Da
                           "; a warm start needs data vectorised with that model's vocabulary");
 }
 
-TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress) {
+TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress,
+                  Checkpointing checkpoints) {
   const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
   Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features);
-  return run(std::move(start), true, config, std::move(data), progress);
+  return run(std::move(start), true, config, std::move(data), progress, checkpoints);
 }
 
-TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress) {
-  return run(std::move(start), false, config, std::move(data), progress);
+TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress,
+                  Checkpointing checkpoints) {
+  return run(std::move(start), false, config, std::move(data), progress, checkpoints);
 }
 
 }  // namespace bagel

@@ -60,7 +60,17 @@ void remove_flat_folder(const char* path) {
   ::rmdir(path);
 }
 
+// The flag a StopOnSignal registered, and the signal that set it.
+std::atomic<std::atomic<bool>*> stop_flag{nullptr};
+std::atomic<int> stop_signal{0};
+
 extern "C" void remove_temporaries_and_exit(int signal_number) {
+  std::atomic<bool>* flag = stop_flag.load(std::memory_order_acquire);
+  int none = 0;
+  if (flag != nullptr && stop_signal.compare_exchange_strong(none, signal_number)) {
+    flag->store(true, std::memory_order_relaxed);
+    return;  // the run stops itself; a second signal comes back here and exits
+  }
   for (Slot& slot : registry) {
     if (slot.state.load(std::memory_order_acquire) != kActive) continue;
     if (::unlink(slot.path) != 0 && errno == EISDIR) remove_flat_folder(slot.path);
@@ -89,6 +99,15 @@ TempRegistration::TempRegistration(const std::filesystem::path& path) {
 TempRegistration::~TempRegistration() {
   if (slot_ >= 0) registry[slot_].state.store(kFree, std::memory_order_release);
 }
+
+StopOnSignal::StopOnSignal(std::atomic<bool>& flag) {
+  stop_signal.store(0, std::memory_order_relaxed);
+  stop_flag.store(&flag, std::memory_order_release);
+}
+
+StopOnSignal::~StopOnSignal() { stop_flag.store(nullptr, std::memory_order_release); }
+
+int StopOnSignal::signal_received() { return stop_signal.load(std::memory_order_relaxed); }
 
 void remove_temporaries_on_signal() {
   struct sigaction action {};

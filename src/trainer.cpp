@@ -51,7 +51,7 @@ Metrics evaluate(const Model& model, const Dataset& data) {
 template <class Layer>
 TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, const Dataset* valid,
                            const OptimizerConfig& config, const TrainPlan& plan,
-                           Progress& progress) {
+                           Progress& progress, Checkpointing checkpoints) {
   // A batch larger than the data is the whole data (full-batch descent), and
   // the scratch must not be sized by a huge configured batch.
   OptimizerConfig c = config;
@@ -103,7 +103,32 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   int bad_epochs = 0;
   int best_epoch = 0;
   std::vector<float> best_weight, best_bias;
-  for (int epoch = 1; epoch <= c.epochs; ++epoch) {
+  int first_epoch = 1;
+  if (const TrainingCheckpoint* r = checkpoints.resume; r != nullptr && r->epoch > 0) {
+    // The weights are the caller's (the model holds them); the rest is here.
+    for (int e = 1; e <= r->epoch; ++e)
+      if (c.shuffle) shuffle_rows(order, rng);
+    step = r->step;
+    first_epoch = r->epoch + 1;
+    summary.history = r->history;
+    summary.epochs_run = summary.best_epoch = r->epoch;
+    if (r->best_epoch > 0) {
+      best_loss = r->best_loss, best_epoch = r->best_epoch, bad_epochs = r->bad_epochs;
+      best_weight = r->best_weight, best_bias = r->best_bias;
+    }
+  }
+  auto keep_checkpoint = [&](int epoch) {
+    TrainingCheckpoint* k = checkpoints.latest;
+    if (k == nullptr) return;
+    k->epoch = epoch;
+    k->step = step;
+    k->history = summary.history;
+    k->best_loss = best_loss, k->best_epoch = best_epoch, k->bad_epochs = bad_epochs;
+    k->best_weight = best_weight, k->best_bias = best_bias;
+    k->weight = model.weight;  // copy-assigned: allocated once, reused every epoch
+    k->bias = model.bias;
+  };
+  for (int epoch = first_epoch; epoch <= c.epochs; ++epoch) {
     if (c.average && epoch == c.average_from) start_averaging();
     if (c.shuffle) shuffle_rows(order, rng);
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
@@ -165,6 +190,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
         break;
       }
     }
+    keep_checkpoint(epoch);
   }
   if (c.patience > 0 && valid != nullptr && !best_weight.empty()) {
     // Keep the weights of the best validation epoch, as early stopping promises.
@@ -202,6 +228,17 @@ void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng) {
   }
 }
 
+nlohmann::json calibration_to_json(const RateCalibration& c) {
+  nlohmann::json trials = nlohmann::json::array();
+  for (const RateTrial& t : c.trials)
+    trials.push_back({{"rate", t.rate},
+                      {"holdout_log_loss", std::isfinite(t.holdout_log_loss)
+                                               ? nlohmann::json(t.holdout_log_loss)
+                                               : nlohmann::json(nullptr)}});
+  return {{"rate", c.rate}, {"sample_rows", c.sample_rows},
+          {"mean_squared_norm", c.mean_squared_norm}, {"seconds", c.seconds}, {"trials", trials}};
+}
+
 nlohmann::json summary_to_json(const TrainingSummary& s) {
   nlohmann::json history = nlohmann::json::array();
   for (const EpochRecord& r : s.history) {
@@ -217,18 +254,11 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
                         {"epochs", s.epochs}, {"learning_rate", s.learning_rate},
                         {"plan", s.plan.to_json()}, {"history", history}};
   if (s.calibration) {
-    nlohmann::json trials = nlohmann::json::array();
-    for (const RateTrial& t : s.calibration->trials)
-      trials.push_back({{"rate", t.rate},
-                        {"holdout_log_loss", std::isfinite(t.holdout_log_loss)
-                                                 ? nlohmann::json(t.holdout_log_loss)
-                                                 : nlohmann::json(nullptr)}});
-    out["rate_calibration"] = {{"rate", s.calibration->rate},
-                               {"sample_rows", s.calibration->sample_rows},
-                               {"mean_squared_norm", s.calibration->mean_squared_norm},
-                               {"seconds", s.calibration->seconds},
-                               {"trials", trials}};
+    out["rate_calibration"] = calibration_to_json(*s.calibration);
+  } else if (!s.calibration_json.is_null()) {
+    out["rate_calibration"] = s.calibration_json;
   }
+  if (s.resumed_from_epoch > 0) out["resumed_from_epoch"] = s.resumed_from_epoch;
   nlohmann::json restarts = nlohmann::json::array();
   for (const RateRestart& r : s.restarts)
     restarts.push_back({{"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"rows", r.rows},
@@ -242,15 +272,15 @@ namespace {
 
 TrainingSummary train_at_rate(Model& model, const Dataset& train_data, const Dataset* valid,
                               const OptimizerConfig& c, LayerKind layer, const TrainPlan& plan,
-                              Progress& progress) {
+                              Progress& progress, Checkpointing checkpoints = {}) {
   TrainingSummary summary;
   if (layer == LayerKind::kDense) {
     DenseLinearLayer dense(model, c.l2, c.l1);
-    summary = train_with(dense, model, train_data, valid, c, plan, progress);
+    summary = train_with(dense, model, train_data, valid, c, plan, progress, checkpoints);
   } else {
     EmbeddingBagLayer sparse(model.weight, model.bias, model.num_features, model.num_outputs, c.l2,
                              c.l1);
-    summary = train_with(sparse, model, train_data, valid, c, plan, progress);
+    summary = train_with(sparse, model, train_data, valid, c, plan, progress, checkpoints);
   }
   summary.plan = plan;
   return summary;
@@ -350,12 +380,29 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
   }
 }
 
+std::string resume_unsupported(const OptimizerConfig& c, const TrainPlan& plan) {
+  if (c.average) return "averaged SGD keeps running sums that are not saved";
+  if (plan.strategy == ParallelStrategy::kReplicas)
+    return "the replicas' copies and momentum are not saved (threads > 1 with "
+           "deterministic_method \"average\")";
+  return "";
+}
+
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
-                            const OptimizerConfig& config, LayerKind layer, Progress& progress) {
+                            const OptimizerConfig& config, LayerKind layer, Progress& progress,
+                            Checkpointing checkpoints) {
   const TrainPlan plan = plan_training(config, layer, train_data.x.rows());
   const DenormalsAreZero flush_denormals(team_threads(config, plan, valid));
   const auto t_start = Clock::now();
   OptimizerConfig c = config;
+  if (!resume_unsupported(c, plan).empty()) checkpoints.latest = nullptr;
+  const TrainingCheckpoint* resume = checkpoints.resume;
+  if (resume != nullptr && resume->epoch > 0) {
+    if (const std::string why = resume_unsupported(c, plan); !why.empty())
+      throw ConfigError("optimizer", "this run cannot be resumed: " + why);
+    c.epochs = resume->epochs;
+    c.learning_rate = resume->learning_rate;
+  }
   if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x.rows());
   if (c.average && c.average_from > c.epochs)
     throw ConfigError("optimizer.average_from",
@@ -374,9 +421,20 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
   progress.message(plan_line(config, c, calibration, plan));
   const StartingPoint start(model);
   std::vector<RateRestart> restarts;
+  if (resume != nullptr) restarts = resume->restarts;
   for (;;) {
+    if (TrainingCheckpoint* k = checkpoints.latest) {
+      k->epoch = 0;  // nothing of this attempt yet (a restart drops the last one's)
+      k->learning_rate = c.learning_rate;
+      k->epochs = c.epochs;
+      k->restarts = restarts;
+      k->calibration = calibration       ? calibration_to_json(*calibration)
+                       : resume != nullptr ? resume->calibration
+                                           : nlohmann::json(nullptr);
+    }
     try {
-      TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
+      TrainingSummary summary =
+          train_at_rate(model, train_data, valid, c, layer, plan, progress, checkpoints);
       summary.learning_rate = c.learning_rate;
       summary.epochs = c.epochs;
       summary.calibration = std::move(calibration);

@@ -55,6 +55,8 @@ class FeatureOrder {
   // Moves the weight rows of a model trained on relabelled data back to the
   // original feature numbers.
   void restore(Model& model) const;
+  // The same for a num_features x outputs row-major weight array.
+  void restore(std::span<float> weight, int outputs) const;
 
  private:
   std::vector<Index> new_of_old_;

@@ -26,13 +26,21 @@ struct TrainResult {
 // Trains a new model on `data`. The data is taken by value because the
 // relabelling rewrites its indices (a borrowed array is copied first, never
 // written): a caller keeping it would hold renumbered features.
-TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress);
+//
+// `checkpoints` (trainer.h): `resume`, when it holds a completed epoch, is
+// where training goes on from (its weights, in the data's feature numbers,
+// replace the zeros); `latest` receives the state after each completed
+// epoch, its weights in the data's feature numbers once train() has thrown
+// Interrupted (what a caller saves to resume from).
+TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress,
+                  Checkpointing checkpoints = {});
 
 // The same, from `start`'s weights rather than zeros (more data for a model
 // already trained: scikit-learn's partial_fit). `start` must have data's
 // classes and at least as many features as data's columns; ConfigError
 // otherwise.
-TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress);
+TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress,
+                  Checkpointing checkpoints = {});
 
 // A warm start (config "init"): checks that split `d`, read from `source`,
 // fits `start`, the model loaded from `start_dir`, before any training. An

@@ -34,6 +34,8 @@ class Progress {
   // parallel regions, within a few hundred rows.
   void request_stop() { stop_.store(true, std::memory_order_relaxed); }
   bool stop_requested() const { return stop_.load(std::memory_order_relaxed); }
+  // The flag itself, for a signal handler (StopOnSignal, temp_registry.h).
+  std::atomic<bool>& stop_flag() { return stop_; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -15,6 +15,7 @@
 // holds; nothing deeper is touched.
 #pragma once
 
+#include <atomic>
 #include <filesystem>
 
 namespace bagel {
@@ -31,6 +32,20 @@ class TempRegistration {
 
  private:
   int slot_ = -1;
+};
+
+// While one is alive, the first SIGINT, SIGTERM or SIGHUP sets `flag`
+// instead of ending the process: training polls it (Progress::stop_flag),
+// stops within a few hundred rows and saves what lets the run resume. A
+// second signal ends the process as without one. At most one is alive.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::atomic<bool>& flag);
+  ~StopOnSignal();
+  StopOnSignal(const StopOnSignal&) = delete;
+  StopOnSignal& operator=(const StopOnSignal&) = delete;
+  // The signal that set the flag; 0 if none did.
+  static int signal_received();
 };
 
 // Installs the handlers for SIGINT, SIGTERM and SIGHUP. Call once, early in

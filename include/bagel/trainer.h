@@ -53,11 +53,47 @@ struct TrainingSummary {
   int epochs = 0;                 // planned (optimizer.epochs, "auto" resolved)
   double learning_rate = 0;       // eta0 of the run that finished
   std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
+  nlohmann::json calibration_json;             // a resumed run's: the first part's calibration
+  int resumed_from_epoch = 0;                  // a resumed run: epochs done before it
   std::vector<RateRestart> restarts;           // divergences, in order
   TrainPlan plan;                              // threads and strategy it ran with
 };
 
 nlohmann::json summary_to_json(const TrainingSummary& s);
+nlohmann::json calibration_to_json(const RateCalibration& c);
+
+// Everything a run needs to go on after a completed epoch as if it had never
+// stopped: the weights then, where the schedule and the shuffles were (the
+// shuffles are replayed from the seed), the resolved rate and epochs, the
+// history and the early-stopping state. With one training thread (the
+// default) or "exact", a resumed run ends with the model of an unstopped one,
+// bit for bit (without l1: its cumulative shrink restarts from 0).
+struct TrainingCheckpoint {
+  int epoch = 0;                    // epochs completed; 0 = none yet
+  std::int64_t step = 0;            // updates done
+  double learning_rate = 0;         // eta0 in use ("auto" and restarts resolved)
+  int epochs = 0;                   // planned ("auto" resolved)
+  std::vector<EpochRecord> history;
+  std::vector<RateRestart> restarts;
+  nlohmann::json calibration;       // summary_to_json's "rate_calibration", or null
+  double best_loss = 0;             // early stopping (patience > 0)
+  int best_epoch = 0;
+  int bad_epochs = 0;
+  std::vector<float> best_weight, best_bias;
+  std::vector<float> weight, bias;  // after `epoch`
+};
+
+// Why runs of this config cannot be resumed ("" when they can): averaged
+// SGD's running sums and the replicas' momentum live outside the weights.
+std::string resume_unsupported(const OptimizerConfig& config, const TrainPlan& plan);
+
+// What train_model resumes from and keeps: `resume` (may be null) is where
+// it starts; `latest` (may be null) receives the state after each completed
+// epoch, when the config can be resumed at all.
+struct Checkpointing {
+  const TrainingCheckpoint* resume = nullptr;
+  TrainingCheckpoint* latest = nullptr;
+};
 
 // Seeded Fisher-Yates with an explicit bounded draw (Lemire), so the order is
 // the same on every platform and standard library.
@@ -71,7 +107,8 @@ void shuffle_rows(std::vector<Index>& rows, std::mt19937_64& rng);
 // the weights returned are always finite. progress.request_stop() ends it
 // within a few hundred rows with Interrupted (error.h).
 TrainingSummary train_model(Model& model, const Dataset& train, const Dataset* valid,
-                            const OptimizerConfig& config, LayerKind layer, Progress& progress);
+                            const OptimizerConfig& config, LayerKind layer, Progress& progress,
+                            Checkpointing checkpoints = {});
 
 // One run at the configured rate (which must be set), as the rate
 // calibration's candidates need: no calibration, no restart; a divergence is

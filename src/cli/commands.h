@@ -16,6 +16,7 @@ struct TrainOptions {
   std::string output;
   std::string init;
   bool force = false;
+  bool resume = false;
   bool quiet = false;
 };
 CLI::App* add_train_command(CLI::App& app, TrainOptions& options);

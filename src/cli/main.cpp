@@ -3,6 +3,7 @@
 // exit status that says whose move it is: 2 when the command line must
 // change (usage), 1 when the data, a file or the config must (everything
 // else). Nothing else catches.
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <new>
@@ -111,6 +112,10 @@ int main(int argc, char** argv) {
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
     return 0;
+  } catch (const bagel::Interrupted&) {
+    // Stopped by a signal (StopOnSignal): exit as a shell reports that signal.
+    const int signal_number = bagel::StopOnSignal::signal_received();
+    return 128 + (signal_number > 0 ? signal_number : SIGINT);
   } catch (const bagel::UsageError& e) {
     return fail(e.what(), kUsageError);
   } catch (const bagel::Error& e) {

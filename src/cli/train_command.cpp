@@ -2,12 +2,16 @@
 #include <iostream>
 #include <optional>
 
+#include "bagel/checkpoint.h"
 #include "bagel/config.h"
+#include "bagel/error.h"
 #include "bagel/dataset.h"
 #include "bagel/input_stream.h"
 #include "bagel/model_dir.h"
 #include "bagel/pipeline.h"
 #include "bagel/progress.h"
+#include "bagel/temp_registry.h"
+#include "bagel/train_plan.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -21,6 +25,47 @@ std::string data_line(const Dataset& d) {
                 d.x.rows() ? double(d.x.nonZeros()) / d.x.rows() : 0.0,
                 d.x.is_mapped() ? ", memory-mapped" : "");
   return buf;
+}
+
+int outputs_for(std::size_t classes) { return classes == 2 ? 1 : static_cast<int>(classes); }
+
+// Trains with a checkpoint kept after each epoch: a first Ctrl-C or kill
+// stops training within a few hundred rows, saves the last completed epoch
+// beside the model folder and rethrows Interrupted (exit 130/143); --resume
+// goes on from there.
+TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
+                            std::optional<Model> start, TrainingData data, Progress& progress) {
+  const std::string folder = checkpoint_folder(config.output);
+  const std::uint64_t fingerprint = data_fingerprint(data);
+  std::optional<TrainingCheckpoint> resume;
+  if (o.resume) {
+    resume = load_checkpoint(folder, config.resolved, fingerprint, outputs_for(data.classes.size()));
+    progress.message("resuming after epoch " + std::to_string(resume->epoch) + " of " +
+                     std::to_string(resume->epochs) + " (" + folder + ")");
+  } else if (start) {
+    progress.message("starting from the model in " + config.init);
+  }
+  TrainingCheckpoint latest;
+  const std::string unsupported = resume_unsupported(
+      config.optimizer, plan_training(config.optimizer, config.layer, data.train.x.rows()));
+  const StopOnSignal stop(progress.stop_flag());
+  try {
+    const Checkpointing checkpoints{resume ? &*resume : nullptr, &latest};
+    return start ? train(std::move(*start), config, std::move(data), progress, checkpoints)
+                 : train(config, std::move(data), progress, checkpoints);
+  } catch (const Interrupted&) {
+    if (latest.epoch > 0) {
+      save_checkpoint(latest, config.resolved, fingerprint, folder);
+      progress.warn("stopped during epoch " + std::to_string(latest.epoch + 1) + " of " +
+                    std::to_string(latest.epochs) + "; epochs 1-" + std::to_string(latest.epoch) +
+                    " are saved in " + folder + ": add --resume to the same command to go on");
+    } else if (!unsupported.empty()) {
+      progress.warn("stopped; this run cannot be resumed: " + unsupported);
+    } else if (!resume) {
+      progress.warn("stopped before the first epoch ended: nothing to resume");
+    }
+    throw;
+  }
 }
 
 }  // namespace
@@ -43,6 +88,9 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "Start from this model directory's weights instead of zeros (overrides the "
                   "config's \"init\"); its classes must hold the labels, its features match "
                   "the columns");
+  cmd->add_flag("--resume", o.resume,
+                "Go on from the last completed epoch of a run of this config and data that was "
+                "stopped (Ctrl-C, kill); it saved its state in OUTPUT.bagel-resume");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
   return cmd;
 }
@@ -55,7 +103,11 @@ int run_train(const TrainOptions& o) {
   // Before any data is read: a refused folder, or one another run is
   // writing, must not cost a training run. Held until the model is saved.
   const ModelDirClaim claim = claim_model_dir(config.output, o.force);
+  if (o.resume) require_checkpoint(checkpoint_folder(config.output));
   Progress progress(Progress::detect(o.quiet), std::cerr);
+  if (!o.resume && checkpoint_exists(checkpoint_folder(config.output)))
+    progress.warn("a stopped run's state is in " + checkpoint_folder(config.output) +
+                  "; this run starts afresh and replaces it (--resume goes on from it instead)");
 
   // A warm start's model is read before the data, so that a wrong folder
   // fails at once; its classes then encode the labels.
@@ -79,11 +131,10 @@ int run_train(const TrainOptions& o) {
   progress.message(buf);
   const double load_seconds = data.load_seconds;
 
-  if (start) progress.message("starting from the model in " + config.init);
-  const TrainResult result = start ? train(std::move(*start), config, std::move(data), progress)
-                                   : train(config, std::move(data), progress);
+  const TrainResult result = train_resumably(o, config, std::move(start), std::move(data), progress);
   const TrainingSummary& summary = result.summary;
   save_model(result.model, config.output, o.force);
+  remove_checkpoint(checkpoint_folder(config.output));
 
   std::snprintf(buf, sizeof buf, "trained %d epoch%s in %.2fs (load %.2fs)%s",
                 summary.epochs_run, summary.epochs_run == 1 ? "" : "s", summary.seconds,

@@ -1,0 +1,240 @@
+#include "bagel/checkpoint.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <limits>
+#include <system_error>
+
+#include "bagel/atomic_file.h"
+#include "bagel/error.h"
+#include "bagel/json_parse.h"
+#include "bagel/npy.h"
+
+namespace bagel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kFormatVersion = 1;
+constexpr const char* kStateFile = "checkpoint.json";
+
+// FNV-1a over 8-byte words: fast enough for gigabytes (one multiply per
+// word) and any change of a value, an index or the order shows.
+class Digest {
+ public:
+  template <typename T>
+  void add(std::span<const T> values) {
+    const auto* bytes = reinterpret_cast<const unsigned char*>(values.data());
+    const std::size_t size = values.size_bytes();
+    std::size_t i = 0;
+    for (; i + 8 <= size; i += 8) {
+      std::uint64_t word;
+      std::memcpy(&word, bytes + i, 8);
+      mix(word);
+    }
+    std::uint64_t tail = 0;
+    std::memcpy(&tail, bytes + i, size - i);
+    mix(tail ^ size);
+  }
+  std::uint64_t value() const { return h_; }
+
+ private:
+  void mix(std::uint64_t word) { h_ = (h_ ^ word) * 0x100000001b3ULL; }
+  std::uint64_t h_ = 0xcbf29ce484222325ULL;
+};
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+}
+
+double number_or(const nlohmann::json& j, double otherwise) {
+  return j.is_null() ? otherwise : j.get<double>();
+}
+
+nlohmann::json history_json(const std::vector<EpochRecord>& history) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const EpochRecord& r : history) {
+    nlohmann::json e = {{"epoch", r.epoch}, {"train_loss", number_or_null(r.train_loss)},
+                        {"seconds", r.seconds}, {"samples_per_second", r.samples_per_second},
+                        {"learning_rate", r.learning_rate}};
+    if (r.valid)
+      e["valid"] = {{"rows", r.valid->rows}, {"accuracy", r.valid->accuracy},
+                    {"log_loss", number_or_null(r.valid->log_loss)},
+                    {"macro_f1", r.valid->macro_f1}};
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<EpochRecord> history_from(const nlohmann::json& j) {
+  std::vector<EpochRecord> out;
+  for (const auto& e : j) {
+    EpochRecord r;
+    r.epoch = e.at("epoch").get<int>();
+    r.train_loss = number_or(e.at("train_loss"), NAN);
+    r.seconds = e.at("seconds").get<double>();
+    r.samples_per_second = e.at("samples_per_second").get<double>();
+    r.learning_rate = e.at("learning_rate").get<double>();
+    if (e.contains("valid")) {
+      Metrics m;
+      m.rows = e["valid"].at("rows").get<std::int64_t>();
+      m.accuracy = e["valid"].at("accuracy").get<double>();
+      m.log_loss = number_or(e["valid"].at("log_loss"), NAN);
+      m.macro_f1 = e["valid"].at("macro_f1").get<double>();
+      r.valid = m;
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+void write_array(const fs::path& folder, const char* name, const std::vector<float>& values,
+                 int outputs) {
+  write_npy((folder / name).string(), values,
+            {static_cast<std::int64_t>(values.size()) / outputs, outputs});
+}
+
+std::vector<float> read_array(const fs::path& folder, const char* name, std::size_t expected) {
+  const std::string path = (folder / name).string();
+  const NpyArray a = read_npy(path);
+  std::vector<float> values = npy_to_float32(a.header, a.payload(), path);
+  if (values.size() != expected)
+    throw FileError(path, "holds " + std::to_string(values.size()) + " weights, expected " +
+                              std::to_string(expected));
+  return values;
+}
+
+// The config keys a resume may change: where it runs, not what it computes.
+nlohmann::json comparable(nlohmann::json config) {
+  config.erase("output");
+  if (config.contains("optimizer")) config["optimizer"].erase("threads");
+  return config;
+}
+
+}  // namespace
+
+std::string checkpoint_folder(const std::string& output) {
+  std::string folder = fs::path(output).lexically_normal().string();
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  return folder + ".bagel-resume";
+}
+
+std::uint64_t data_fingerprint(const TrainingData& data) {
+  Digest d;
+  for (const Dataset* split : {&data.train, data.valid ? &*data.valid : nullptr}) {
+    if (split == nullptr) continue;
+    const std::int64_t shape[] = {split->x.rows(), split->x.cols()};
+    d.add(std::span<const std::int64_t>(shape));
+    d.add(split->x.indptr());
+    d.add(split->x.indices());
+    d.add(split->x.data());
+    d.add(std::span<const std::int32_t>(split->y));
+    d.add(std::span<const float>(split->weight));
+  }
+  return d.value();
+}
+
+void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
+                     std::uint64_t fingerprint, const std::string& folder) {
+  const int outputs = static_cast<int>(k.bias.size());
+  nlohmann::json restarts = nlohmann::json::array();
+  for (const RateRestart& r : k.restarts)
+    restarts.push_back({{"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"rows", r.rows},
+                        {"mean_loss", number_or_null(r.mean_loss)}});
+  const nlohmann::json state = {
+      {"format_version", kFormatVersion}, {"epoch", k.epoch}, {"step", k.step},
+      {"learning_rate", k.learning_rate}, {"epochs", k.epochs},
+      {"history", history_json(k.history)}, {"restarts", restarts},
+      {"calibration", k.calibration}, {"best_loss", number_or_null(k.best_loss)},
+      {"best_epoch", k.best_epoch}, {"bad_epochs", k.bad_epochs},
+      {"data_fingerprint", std::to_string(fingerprint)}, {"config", config}};
+  AtomicPath out{fs::path(folder)};
+  fs::create_directory(out.temp());
+  write_file_atomic(out.temp() / kStateFile, state.dump(1) + "\n");
+  write_array(out.temp(), "weight.npy", k.weight, outputs);
+  write_array(out.temp(), "bias.npy", k.bias, outputs);
+  if (!k.best_weight.empty()) {
+    write_array(out.temp(), "best_weight.npy", k.best_weight, outputs);
+    write_array(out.temp(), "best_bias.npy", k.best_bias, outputs);
+  }
+  if (!fs::exists(folder) || !out.commit_by_exchange()) out.commit();
+}
+
+bool checkpoint_exists(const std::string& folder) {
+  std::error_code ec;
+  return fs::exists(fs::path(folder) / kStateFile, ec);
+}
+
+void require_checkpoint(const std::string& folder) {
+  if (!checkpoint_exists(folder))
+    throw UsageError("--resume", "no stopped run to resume: " + folder +
+                                     " does not exist (a run saves it there when stopped by "
+                                     "Ctrl-C or kill after a completed epoch)");
+}
+
+TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::json& config,
+                                   std::uint64_t fingerprint, int outputs) {
+  const fs::path dir(folder);
+  require_checkpoint(folder);
+  const std::string state_path = (dir / kStateFile).string();
+  const nlohmann::json s = read_json_file(state_path, "checkpoint");
+  try {
+    if (s.at("format_version").get<int>() != kFormatVersion)
+      throw FileError(state_path, "was written by another version of bagel; train from scratch");
+    const nlohmann::json patch =
+        nlohmann::json::diff(comparable(s.at("config")), comparable(config));
+    if (!patch.empty()) {
+      const std::string where = patch[0].at("path").get<std::string>();
+      throw UsageError("--resume", "the config differs from the stopped run's (at " + where +
+                                        "); resume with the config it ran with, or train without "
+                                        "--resume");
+    }
+    if (s.at("data_fingerprint").get<std::string>() != std::to_string(fingerprint))
+      throw ConfigError("--resume", "the training data differs from the stopped run's (rows, "
+                                    "values, order or labels); resume on the same data, or train "
+                                    "without --resume");
+    TrainingCheckpoint k;
+    k.epoch = s.at("epoch").get<int>();
+    k.step = s.at("step").get<std::int64_t>();
+    k.learning_rate = s.at("learning_rate").get<double>();
+    k.epochs = s.at("epochs").get<int>();
+    k.history = history_from(s.at("history"));
+    for (const auto& r : s.at("restarts"))
+      k.restarts.push_back({r.at("learning_rate").get<double>(), r.at("epoch").get<int>(),
+                            r.at("rows").get<std::int64_t>(), number_or(r.at("mean_loss"), NAN)});
+    k.calibration = s.at("calibration");
+    k.best_loss = number_or(s.at("best_loss"), std::numeric_limits<double>::infinity());
+    k.best_epoch = s.at("best_epoch").get<int>();
+    k.bad_epochs = s.at("bad_epochs").get<int>();
+    k.bias = read_array(dir, "bias.npy", static_cast<std::size_t>(outputs));
+    const NpyArray w = read_npy((dir / "weight.npy").string());
+    k.weight = npy_to_float32(w.header, w.payload(), (dir / "weight.npy").string());
+    if (k.weight.size() % static_cast<std::size_t>(outputs) != 0)
+      throw FileError((dir / "weight.npy").string(), "does not hold whole rows of " +
+                                                         std::to_string(outputs) + " weights");
+    if (k.best_epoch > 0) {
+      k.best_weight = read_array(dir, "best_weight.npy", k.weight.size());
+      k.best_bias = read_array(dir, "best_bias.npy", k.bias.size());
+    }
+    if (k.epoch < 1 || k.epoch > k.epochs || k.step < 0)
+      throw FileError(state_path, "holds an impossible state (epoch " + std::to_string(k.epoch) +
+                                      " of " + std::to_string(k.epochs) + ")");
+    return k;
+  } catch (const nlohmann::json::exception& e) {
+    throw FileError(state_path, std::string("is not a bagel checkpoint: ") + e.what());
+  }
+}
+
+void remove_checkpoint(const std::string& folder) {
+  const fs::path dir(folder);
+  std::error_code ec;
+  if (!fs::exists(dir / kStateFile, ec)) return;
+  for (const char* name :
+       {"weight.npy", "bias.npy", "best_weight.npy", "best_bias.npy", kStateFile})
+    fs::remove(dir / name, ec);
+  fs::remove(dir, ec);  // only if empty: a file someone put there stays
+}
+
+}  // namespace bagel

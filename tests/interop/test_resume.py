@@ -1,0 +1,140 @@
+"""`bagel train --resume`: a run stopped by Ctrl-C or kill after a completed
+epoch saves its state beside the model folder (OUTPUT.bagel-resume) and exits
+130/143; the same command with --resume ends with the model of a run that was
+never stopped, bit for bit, and removes the saved state. A changed config or
+data, or nothing to resume, is refused; averaged SGD says it cannot resume.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_resume
+"""
+
+import json
+import signal
+import subprocess
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+
+from cli_helpers import BAGEL, run_bagel
+
+
+class Resume(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-resume-")
+        cls.data = Path(cls._tmp.name)
+        for name, rows, seed in (("train", 20000, 3), ("valid", 2000, 4)):
+            proc = run_bagel("generate", cls.data / f"{name}.npz", "--labels-out",
+                             cls.data / f"{name}.labels", "--rows", rows, "--features", 5000,
+                             "--classes", 4, "--seed", seed)
+            assert proc.returncode == 0, proc.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
+        self.dir = Path(self._case.name)
+
+    def tearDown(self):
+        self._case.cleanup()
+
+    def config(self, output, **optimizer):
+        c = {"train": {"features": str(self.data / "train.npz"),
+                       "labels": str(self.data / "train.labels")},
+             "valid": {"features": str(self.data / "valid.npz"),
+                       "labels": str(self.data / "valid.labels")},
+             "optimizer": {"epochs": 80, "patience": 100, **optimizer},
+             "output": str(self.dir / output)}
+        path = self.dir / f"{output}.json"
+        path.write_text(json.dumps(c))
+        return path
+
+    def stop_after_epoch(self, config, epoch, sig=signal.SIGINT):
+        """Starts `bagel train`, sends SIG once epoch EPOCH has ended; returns
+        (exit status, stderr after the signal)."""
+        proc = subprocess.Popen([BAGEL, "train", "--config", str(config)],
+                                stderr=subprocess.PIPE, text=True)
+        for line in proc.stderr:
+            if line.startswith(f"epoch {epoch}/"):
+                proc.send_signal(sig)
+                break
+        rest = proc.stderr.read()
+        proc.wait(timeout=120)
+        return proc.returncode, rest
+
+    def weights(self, folder):
+        return np.load(folder / "weight.npy"), np.load(folder / "bias.npy")
+
+    def test_a_stopped_run_resumed_ends_with_the_unstopped_runs_model(self):
+        whole = run_bagel("train", "--config", self.config("whole"), "--quiet")
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        config = self.config("part")
+        status, stderr = self.stop_after_epoch(config, 3)
+        self.assertEqual(status, 130, stderr)
+        saved = self.dir / "part.bagel-resume"
+        self.assertIn("are saved in " + str(saved) + ": add --resume", stderr)
+        self.assertFalse((self.dir / "part").exists(), "no model from a stopped run")
+        self.assertTrue((saved / "checkpoint.json").exists())
+        resumed = run_bagel("train", "--config", config, "--resume")
+        self.assertEqual(resumed.returncode, 0, resumed.stderr)
+        self.assertRegex(resumed.stderr, r"resuming after epoch \d+ of 80")
+        w_whole, b_whole = self.weights(self.dir / "whole")
+        w_part, b_part = self.weights(self.dir / "part")
+        np.testing.assert_array_equal(w_part, w_whole)
+        np.testing.assert_array_equal(b_part, b_whole)
+        training = json.loads((self.dir / "part" / "model.json").read_text())["training"]
+        whole_training = json.loads((self.dir / "whole" / "model.json").read_text())["training"]
+        self.assertGreaterEqual(training["resumed_from_epoch"], 3)
+        self.assertEqual(len(training["history"]), 80)
+        self.assertEqual(training["best_epoch"], whole_training["best_epoch"])
+        self.assertEqual(training["rate_calibration"]["rate"], whole_training["learning_rate"])
+        self.assertFalse(saved.exists(), "the saved state is removed once the run ends")
+
+    def test_sigterm_saves_too_and_exits_143(self):
+        status, stderr = self.stop_after_epoch(self.config("part"), 2, signal.SIGTERM)
+        self.assertEqual(status, 143, stderr)
+        self.assertTrue((self.dir / "part.bagel-resume" / "checkpoint.json").exists())
+
+    def test_a_changed_config_is_refused_naming_the_key(self):
+        config = self.config("part")
+        status, _ = self.stop_after_epoch(config, 2)
+        self.assertEqual(status, 130)
+        proc = run_bagel("train", "--config", config, "--resume", "--set", "optimizer.l2=0.001")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--resume: the config differs from the stopped run's (at /optimizer/l2)",
+                      proc.stderr)
+        self.assertTrue((self.dir / "part.bagel-resume").exists(), "kept for a proper resume")
+
+    def test_other_data_is_refused(self):
+        config = self.config("part")
+        status, _ = self.stop_after_epoch(config, 2)
+        self.assertEqual(status, 130)
+        c = json.loads(config.read_text())
+        c["train"]["labels"] = str(self.dir / "shuffled.labels")
+        labels = (self.data / "train.labels").read_text().splitlines()
+        (self.dir / "shuffled.labels").write_text("\n".join(labels[1:] + labels[:1]) + "\n")
+        config.write_text(json.dumps(c))
+        proc = run_bagel("train", "--config", config, "--resume")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("differs from the stopped run's", proc.stderr)
+
+    def test_nothing_to_resume_is_a_usage_error(self):
+        proc = run_bagel("train", "--config", self.config("fresh"), "--resume")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--resume: no stopped run to resume: " + str(self.dir / "fresh.bagel-resume"),
+                      proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+
+    def test_averaged_sgd_says_it_cannot_resume(self):
+        status, stderr = self.stop_after_epoch(
+            self.config("avg", average=True, schedule="constant"), 2)
+        self.assertEqual(status, 130, stderr)
+        self.assertIn("this run cannot be resumed: averaged SGD", stderr)
+        self.assertFalse((self.dir / "avg.bagel-resume").exists())
+
+
+if __name__ == "__main__":
+    unittest.main()
