@@ -60,7 +60,34 @@ std::string resolve(const std::string& path, const fs::path& base_dir) {
   return p.is_absolute() ? path : (base_dir / p).lexically_normal().string();
 }
 
+// "text" data: {"text": FILE or FOLDER, "format": ..., "labels": ..., ...}.
+DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_allowed) {
+  DataSpec spec;
+  TextInput in;
+  in.path = resolve(r.require_string("text"), base_dir);
+  in.labels_path = resolve(r.get_string("labels", ""), base_dir);
+  spec.labels = in.labels_path;
+  spec.text_format = parse_text_format(r.get_string("format", "auto"), r.field("format"));
+  in.decode_error = parse_decode_error(r.get_string("decode_error", "strict"), r.field("decode_error"));
+  in.tsv_label_column = static_cast<int>(r.get_integer("label_column", in.tsv_label_column));
+  in.tsv_text_column = static_cast<int>(r.get_integer("text_column", in.tsv_text_column));
+  in.tsv_header = r.get_bool("header", in.tsv_header);
+  if (weights_allowed) spec.sample_weights = resolve(r.get_string("sample_weights", ""), base_dir);
+  r.finish();
+  if (!in.labels_path.empty() && spec.text_format && *spec.text_format != TextFormat::lines)
+    throw ConfigError(r.field("labels"), "a labels file goes with \"format\": \"lines\" (one "
+                                         "document per line); " + to_string(*spec.text_format) +
+                                         " input carries its labels");
+  spec.text = in;
+  return spec;
+}
+
 DataSpec parse_data(JsonReader r, const fs::path& base_dir, bool weights_allowed) {
+  if (r.has("text")) {
+    if (r.has("features"))
+      throw ConfigError(r.field("text"), "give \"features\" (a CSR file) or \"text\" (raw text), not both");
+    return parse_text_data(r, base_dir, weights_allowed);
+  }
   DataSpec spec;
   spec.features = resolve(r.require_string("features"), base_dir);
   spec.labels = resolve(r.get_string("labels", ""), base_dir);
@@ -206,6 +233,18 @@ nlohmann::json class_weight_json(const ClassWeightSpec& s) {
 }
 
 nlohmann::json data_json(const DataSpec& d) {
+  if (d.text) {
+    nlohmann::json j = {{"text", d.text->path},
+                        {"format", d.text_format ? to_string(*d.text_format) : "auto"}};
+    if (!d.labels.empty()) j["labels"] = d.labels;
+    if (!d.sample_weights.empty()) j["sample_weights"] = d.sample_weights;
+    const DecodeError e = d.text->decode_error;
+    j["decode_error"] = e == DecodeError::strict ? "strict" : e == DecodeError::ignore ? "ignore" : "replace";
+    if (d.text_format == TextFormat::tsv)
+      j.update({{"label_column", d.text->tsv_label_column}, {"text_column", d.text->tsv_text_column},
+                {"header", d.text->tsv_header}});
+    return j;
+  }
   nlohmann::json j = {{"features", d.features}};
   if (!d.labels.empty()) j["labels"] = d.labels;
   if (!d.sample_weights.empty()) j["sample_weights"] = d.sample_weights;
@@ -234,6 +273,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"class_weight", class_weight_json(o.class_weight)},
                     {"patience", o.patience},
                     {"min_delta", o.min_delta}};
+  if (c.vectorizer) j["vectorizer"] = vectorizer_options_to_json(*c.vectorizer);
   j["output"] = c.output;
   j["init"] = c.init.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.init);
   return j;
@@ -287,6 +327,17 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   } else {
     root.get_string("model", "");
   }
+  if (c.train.text) {
+    const nlohmann::json section =
+        root.has("vectorizer") ? root.raw("vectorizer") : nlohmann::json::object();
+    c.vectorizer = vectorizer_options_from_json(section, "vectorizer");
+  } else if (root.has("vectorizer")) {
+    root.raw("vectorizer");
+    throw ConfigError("vectorizer", "turns raw text into features: it needs \"train\": {\"text\": ...}");
+  }
+  if (c.valid && static_cast<bool>(c.valid->text) != static_cast<bool>(c.train.text))
+    throw ConfigError("valid", c.train.text ? "must be raw text (\"text\") as train is"
+                                            : "must be features (\"features\") as train is");
   if (root.has("optimizer")) c.optimizer = parse_optimizer(root.object("optimizer"));
   else root.get_string("optimizer", "");
   c.output = resolve(root.get_string("output", c.output), base_dir);

@@ -12,6 +12,9 @@
 
 #include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
+#include "bagel/text/text_corpus.h"
+#include "bagel/text/text_format.h"
+#include "bagel/text/vectorizer.h"
 
 namespace bagel {
 
@@ -32,6 +35,11 @@ struct DataSpec {
   std::string labels;
   ZeroBased zero_based = ZeroBased::kAuto;
   std::string sample_weights;     // one weight per row (train only); "" = all 1
+  // Raw text instead of `features` ("text": a file or folder): read by
+  // read_text_corpus and turned into features by the config's "vectorizer".
+  // `text_format` nullopt: "auto" (detect_text_format, text_format.h).
+  std::optional<TextInput> text;
+  std::optional<TextFormat> text_format;
 };
 
 // The defaults were chosen on the real data sets of scripts/bench_defaults.sh
@@ -65,6 +73,10 @@ struct TrainConfig {
   LayerKind layer = LayerKind::kSparse;
   OptimizerConfig optimizer;
   std::string output = "runs/model";
+  // How "text" inputs become features (scikit-learn's CountVectorizer
+  // defaults unless the "vectorizer" section says otherwise); set only when
+  // the training data is text.
+  std::optional<VectorizerOptions> vectorizer;
   // A model directory to start from instead of zeros ("init"; `--init`):
   // scikit-learn's warm_start, Vowpal Wabbit's -i. Its classes must hold the
   // training labels and its features match the data's columns. "" = zeros.

@@ -1,0 +1,26 @@
+// The names of the text layouts (text_corpus.h) in configs and on the
+// command line, and "auto": telling the layout from the input itself.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "bagel/text/text_corpus.h"
+
+namespace bagel {
+
+// "lines", "fasttext", "tsv", "folder"; "auto" gives nullopt. Anything else
+// is a ConfigError naming `field`.
+std::optional<TextFormat> parse_text_format(const std::string& name, const std::string& field);
+std::string to_string(TextFormat format);
+
+// "strict", "ignore", "replace" (scikit-learn's decode_error).
+DecodeError parse_decode_error(const std::string& name, const std::string& field);
+
+// "auto": a folder is `folder`; with a labels file, `lines`; else the first
+// line decides: fastText when it starts with "__label__", TSV when it has a
+// tab. A stream cannot be looked at twice, so without labels it is taken
+// for fastText. FileError naming `path` when nothing fits.
+TextFormat detect_text_format(const std::string& path, bool has_labels);
+
+}  // namespace bagel

@@ -1,0 +1,54 @@
+#include "bagel/text/text_format.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "bagel/error.h"
+#include "bagel/input_stream.h"
+
+namespace bagel {
+
+std::optional<TextFormat> parse_text_format(const std::string& name, const std::string& field) {
+  if (name == "auto") return std::nullopt;
+  if (name == "lines") return TextFormat::lines;
+  if (name == "fasttext") return TextFormat::fasttext;
+  if (name == "tsv") return TextFormat::tsv;
+  if (name == "folder") return TextFormat::folder;
+  throw ConfigError(field, "expected \"auto\", \"lines\", \"fasttext\", \"tsv\" or \"folder\", found \"" +
+                               name + "\"");
+}
+
+std::string to_string(TextFormat format) {
+  switch (format) {
+    case TextFormat::lines: return "lines";
+    case TextFormat::fasttext: return "fasttext";
+    case TextFormat::tsv: return "tsv";
+    case TextFormat::folder: return "folder";
+  }
+  return "lines";
+}
+
+DecodeError parse_decode_error(const std::string& name, const std::string& field) {
+  if (name == "strict") return DecodeError::strict;
+  if (name == "ignore") return DecodeError::ignore;
+  if (name == "replace") return DecodeError::replace;
+  throw ConfigError(field, "expected \"strict\", \"ignore\" or \"replace\", found \"" + name + "\"");
+}
+
+TextFormat detect_text_format(const std::string& path, bool has_labels) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return TextFormat::folder;
+  if (has_labels) return TextFormat::lines;
+  if (is_stream(path)) return TextFormat::fasttext;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw FileError(path, "cannot open");
+  std::string first;
+  std::getline(in, first);
+  if (first.rfind("__label__", 0) == 0) return TextFormat::fasttext;
+  if (first.find('\t') != std::string::npos) return TextFormat::tsv;
+  throw FileError(path, "cannot tell how its documents are labelled: its first line neither starts "
+                        "with __label__ (fastText) nor has a tab (TSV); give \"labels\" (a file "
+                        "with one label per line) or \"format\"");
+}
+
+}  // namespace bagel
