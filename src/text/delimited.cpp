@@ -1,6 +1,7 @@
 #include "bagel/text/delimited.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace bagel {
 
@@ -64,8 +65,9 @@ void DelimitedParser::feed_quoted(std::string_view line, std::int64_t number, bo
         ++i;
         break;
       case State::in_field: {
-        std::size_t end = i;
-        while (end < n && line[end] != delimiter_ && line[end] != '\r') ++end;
+        std::size_t end = std::min(line.find(delimiter_, i), n);
+        if (const void* cr = std::memchr(line.data() + i, '\r', end - i))
+          end = static_cast<std::size_t>(static_cast<const char*>(cr) - line.data());
         field().append(line.substr(i, end - i));
         i = end;
         if (i == n && !newline) break;  // the input ends inside this field

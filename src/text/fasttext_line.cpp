@@ -16,22 +16,23 @@ std::size_t skip_word(std::string_view line, std::size_t i) {
 
 }  // namespace
 
+// A label word is an occurrence of the prefix that starts a word: found with
+// find(), which skips the text between labels at memchr speed instead of
+// walking it word by word.
 void parse_fasttext_line(std::string_view line, std::string_view prefix, FastTextLine& out) {
   out.labels.clear();
   out.document.clear();
   std::size_t kept_from = 0;  // start of the text not yet copied into the document
-  std::size_t i = skip_spaces(line, 0);
-  while (i < line.size()) {
-    const std::size_t end = skip_word(line, i);
-    const std::string_view word = line.substr(i, end - i);
-    if (word.starts_with(prefix)) {
-      out.labels.push_back(word.substr(prefix.size()));
-      out.document.append(line.substr(kept_from, i - kept_from));
-      kept_from = skip_spaces(line, end);
-      i = kept_from;
-    } else {
-      i = skip_spaces(line, end);
+  for (std::size_t at = line.find(prefix); at != std::string_view::npos;) {
+    if (at > 0 && !is_fasttext_space(line[at - 1])) {  // inside a word
+      at = line.find(prefix, at + 1);
+      continue;
     }
+    const std::size_t end = skip_word(line, at);
+    out.labels.push_back(line.substr(at + prefix.size(), end - at - prefix.size()));
+    out.document.append(line.substr(kept_from, at - kept_from));
+    kept_from = skip_spaces(line, end);
+    at = line.find(prefix, kept_from);
   }
   out.document.append(line.substr(kept_from));
 }
