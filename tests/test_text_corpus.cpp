@@ -266,6 +266,56 @@ TEST(TextCorpusFastText, PrefixErrors) {
   EXPECT_EQ(read_text_corpus(input).labels->names, (Strings{"spam", "ham"}));
 }
 
+// A file large enough to be read in several chunks (line_chunks.h) reads as
+// it would in one piece: rows in order, line numbers and errors counted from
+// the start of the file.
+TEST(TextCorpusFastText, LargeFileReadInChunksKeepsOrderLinesAndFirstError) {
+  TempDir dir;
+  std::string text;
+  Strings documents, labels;
+  std::vector<std::int64_t> lines;
+  std::vector<float> weights;
+  for (int i = 1; text.size() < (std::size_t{10} << 20); ++i) {
+    const std::string document = "word" + std::to_string(i) + " and some more text to make it long";
+    const std::string label = "c" + std::to_string(i % 7);
+    if (i % 1000 == 0) {  // a second label now and then
+      text += "__label__" + label + " __label__extra " + document + "\n";
+      for (const char* name : {label.c_str(), "extra"}) {
+        documents.push_back(document);
+        labels.push_back(name);
+        lines.push_back(i);
+        weights.push_back(0.5f);
+      }
+    } else {
+      text += "__label__" + label + " " + document + "\n";
+      documents.push_back(document);
+      labels.push_back(label);
+      lines.push_back(i);
+      weights.push_back(1.0f);
+    }
+  }
+  TextInput input = input_of(TextFormat::fasttext, dir.write("big.txt", text));
+  const TextCorpus corpus = read_text_corpus(input);
+  EXPECT_EQ(corpus.documents, documents);
+  EXPECT_EQ(corpus.labels->names, labels);
+  EXPECT_EQ(corpus.lines, lines);
+  EXPECT_EQ(corpus.weights, weights);
+
+  // Errors in the last chunk and in the first: the first in the file is named.
+  const std::int64_t last = lines.back();
+  std::string bad = text;
+  bad[bad.size() - 3] = '\xFF';
+  input.path = dir.write("bad.txt", bad);
+  EXPECT_ERROR(read_text_corpus(input), "bad.txt:" + std::to_string(last) + ": byte ");
+  bad.replace(0, 9, "_________");  // line 1 loses its label
+  input.path = dir.write("bad2.txt", bad);
+  EXPECT_ERROR(read_text_corpus(input), "bad2.txt:1: no label");
+  // unlabeled "keep" compares lines across chunks.
+  input.unlabeled = Unlabeled::keep;
+  input.path = dir.write("keep.txt", "no label here\n" + std::string(text.size(), ' ') + "\n" + text);
+  EXPECT_ERROR(read_text_corpus(input), "keep.txt:3: has a label, but line 1 has none");
+}
+
 // --- tsv / csv -------------------------------------------------------------
 
 TEST(TextCorpusTsv, QuotedFieldsHoldTabsNewlinesAndDoubledQuotes) {

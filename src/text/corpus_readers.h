@@ -20,6 +20,10 @@ void check_not_empty_stream(const TextCorpus& corpus, const TextLines& text);
 // and naming the rows' lines in later errors.
 void attach_labels(TextCorpus& corpus, std::vector<std::string> names);
 
+// Moves the rows of `part` (documents, lines, weights) after those of
+// `into`: parts read in parallel are joined in input order.
+void append_rows(TextCorpus& into, TextCorpus&& part);
+
 // `line` without the '\r' of a CRLF line end.
 std::string_view without_cr(std::string_view line);
 

@@ -1,9 +1,10 @@
 #include "bagel/text/text_corpus.h"
 
-#include <algorithm>
+#include <iterator>
 #include <string_view>
 
 #include "bagel/error.h"
+#include "bagel/text/line_chunks.h"
 #include "bagel/text/text_lines.h"
 #include "text/corpus_readers.h"
 
@@ -16,11 +17,33 @@ std::string_view without_cr(std::string_view line) {
   return line;
 }
 
-std::string quoted(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
 
 void check_not_empty_stream(const TextCorpus& corpus, const TextLines& text) {
   if (corpus.documents.empty() && text.is_stream())
     throw FileError(corpus.source, "no documents: the stream ended before any document");
+}
+
+void append_rows(TextCorpus& into, TextCorpus&& part) {
+  // Weights are kept only when some row weighs other than 1 (text_corpus.h);
+  // a side without them weighs 1 throughout.
+  if (!into.weights.empty() || !part.weights.empty()) {
+    into.weights.resize(into.size(), 1.0f);
+    part.weights.resize(part.size(), 1.0f);
+    into.weights.insert(into.weights.end(), part.weights.begin(), part.weights.end());
+  }
+  if (into.documents.empty()) {
+    into.documents = std::move(part.documents);
+  } else {
+    into.documents.insert(into.documents.end(), std::make_move_iterator(part.documents.begin()),
+                          std::make_move_iterator(part.documents.end()));
+  }
+  into.lines.insert(into.lines.end(), part.lines.begin(), part.lines.end());
 }
 
 void attach_labels(TextCorpus& corpus, std::vector<std::string> names) {
@@ -35,14 +58,21 @@ namespace {
 using detail::check_not_empty_stream;
 using detail::without_cr;
 
+// The lines of one chunk (or of a whole stream).
+struct LinesPart {
+  TextCorpus rows;
+  void add(std::string_view line, std::int64_t number) {
+    rows.documents.emplace_back(without_cr(line));
+    rows.lines.push_back(number);
+  }
+};
+
 TextCorpus read_lines(const TextInput& input) {
   TextLines text(input.path, input.decode_error, /*drop_bom=*/false);
   TextCorpus corpus;
   corpus.source = text.source();
-  text.for_each([&](std::string_view line, std::int64_t number, bool) {
-    corpus.documents.emplace_back(without_cr(line));
-    corpus.lines.push_back(number);
-  });
+  for (LinesPart& part : read_in_parts(text, [] { return LinesPart{}; }))
+    detail::append_rows(corpus, std::move(part.rows));
   check_not_empty_stream(corpus, text);
   if (!input.labels_path.empty()) {
     RawLabels labels = read_labels(input.labels_path);

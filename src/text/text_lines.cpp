@@ -47,6 +47,8 @@ TextLines::TextLines(const std::string& path, DecodeError decode_error, bool dro
 
 TextLines::~TextLines() = default;
 
+std::string_view TextLines::whole_text() { return file_ ? next_block() : std::string_view(); }
+
 std::string_view TextLines::next_block() {
   std::string_view block;
   if (blocks_) {

@@ -13,24 +13,28 @@
 //                 pets<TAB>the cat sat on the mat
 //   folder    scikit-learn's load_files layout: FOLDER/CLASS/FILE, one
 //             document per file, the class being the sub-folder's name
-//             (folder_corpus.h).
+//             (src/text/folder_corpus.cpp states load_files' rules).
 // A line is what ends at '\n'; a '\r' before it is dropped (CRLF files read
-// as LF files do). A last line without '\n' is a document; the '\n' ending
-// the file does not start another one. Line numbers count '\n's, also in
-// tsv/csv, whose quoted fields may hold several lines.
+// as LF files do; a quoted tsv/csv field keeps its line breaks as written).
+// A last line without '\n' is a document; the '\n' ending the file does not
+// start another one. Line numbers count '\n's, also in tsv/csv, whose quoted
+// fields may hold several lines.
 //
 // Text is UTF-8. Bytes that are not are handled as `decode_error` says, with
 // Python's decoder as the reference (utf8.h). A UTF-8 byte order mark
-// starting a `lines` file or a `folder` file is kept, as U+FEFF at the start
-// of the first document, as Python's 'utf-8' codec keeps it (scikit-learn's
-// load_files decodes with it); U+FEFF is not a word character, so it changes
+// starting a `lines` file (or a `folder` file) is kept, as U+FEFF at the
+// start of its first document, as Python's 'utf-8' codec keeps it
+// (scikit-learn's load_files decodes with it); U+FEFF is not a word character, so it changes
 // no token. In `fasttext`, `tsv` and `csv` the mark is dropped, as Python's
 // 'utf-8-sig' and pandas drop it, because glued to the first word it would
 // hide the first label or rename the first column.
 //
 // Inputs may be "-", pipes or FIFOs (input_stream.h) for every format but
 // `folder`; they are read block by block as they arrive, never held whole
-// beside the documents. A stream that yields no document is an error (an
+// beside the documents. A regular file in the `lines` or `fasttext` format
+// is read in parallel chunks of whole lines (line_chunks.h), with the same
+// result and the same first error as one piece; tsv and csv are read in one
+// piece, since a quoted field may span lines. A stream that yields no document is an error (an
 // empty pipe usually means the program feeding it failed); an empty regular
 // file gives zero documents, and callers say what they expected.
 #pragma once

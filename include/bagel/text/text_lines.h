@@ -25,6 +25,26 @@ class MappedFile;
 std::string_view decode_text(std::string_view text, DecodeError mode, std::string& scratch,
                              const std::string& source, std::int64_t first_line);
 
+// Calls take(line, number, newline) for each line of `text`: `line` without
+// its '\n' (a '\r' before it is kept: csv keeps it inside quoted fields),
+// valid UTF-8 (decoded into `scratch` when repaired), valid until take
+// returns; `number` 1-based, counting on from `lines_before`; `newline`
+// false only for a last line that lacks its '\n'. Returns the lines seen.
+template <typename Take>
+std::int64_t for_each_line(std::string_view text, std::int64_t lines_before, DecodeError mode,
+                           const std::string& source, std::string& scratch, Take take) {
+  std::int64_t number = lines_before;
+  while (!text.empty()) {
+    const std::size_t end = text.find('\n');
+    const bool newline = end != std::string_view::npos;
+    const std::string_view line = text.substr(0, end);
+    text.remove_prefix(newline ? end + 1 : text.size());
+    ++number;
+    take(decode_text(line, mode, scratch, source, number), number, newline);
+  }
+  return number - lines_before;
+}
+
 class TextLines {
  public:
   // `drop_bom`: a UTF-8 byte order mark starting the input is skipped.
@@ -34,25 +54,18 @@ class TextLines {
   TextLines& operator=(const TextLines&) = delete;
 
   const std::string& source() const { return source_; }
+  DecodeError decode_error() const { return decode_error_; }
   bool is_stream() const { return stream_ != nullptr; }
+  // A regular file's whole text (readers split it into chunks read in
+  // parallel: line_chunks.h); empty for a stream.
+  std::string_view whole_text();
 
-  // Calls take(line, number, newline) for each line: `line` without its
-  // '\n' (a '\r' before it is kept: csv keeps it inside quoted fields), valid
-  // UTF-8, valid until take returns; `number` 1-based; `newline` false only
-  // for a last line that lacks its '\n'.
+  // for_each_line over the whole input, block by block.
   template <typename Take>
   void for_each(Take take) {
-    std::int64_t number = 0;
-    for (std::string_view block = next_block(); !block.empty(); block = next_block()) {
-      while (!block.empty()) {
-        const std::size_t end = block.find('\n');
-        const bool newline = end != std::string_view::npos;
-        const std::string_view line = block.substr(0, end);
-        block.remove_prefix(newline ? end + 1 : block.size());
-        ++number;
-        take(decode_text(line, decode_error_, scratch_, source_, number), number, newline);
-      }
-    }
+    std::int64_t lines = 0;
+    for (std::string_view block = next_block(); !block.empty(); block = next_block())
+      lines += for_each_line(block, lines, decode_error_, source_, scratch_, take);
   }
 
  private:
