@@ -41,6 +41,8 @@ struct PredictOptions {
   std::string zero_based = "auto";
   std::string layer = "sparse";
   bool proba = false;
+  int top_k = 0;          // 0: not asked for
+  double threshold = -1;  // < 0: not asked for
   bool quiet = false;
   int threads = 0;
 };
