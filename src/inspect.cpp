@@ -91,8 +91,9 @@ nlohmann::ordered_json features_to_json(const std::vector<FeatureWeight>& featur
                                 std::span<const std::string> names) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const FeatureWeight& f : features) {
-    nlohmann::ordered_json entry = {{"feature", f.feature}, {"weight", shortest(f.weight)}};
+    nlohmann::ordered_json entry = {{"feature", f.feature}};
     add_term(entry, f.feature, names);
+    entry["weight"] = shortest(f.weight);
     out.push_back(std::move(entry));
   }
   return out;
@@ -261,12 +262,12 @@ nlohmann::ordered_json explanation_to_json(const Model& model, const RowExplanat
   const auto shown = std::min<std::size_t>(static_cast<std::size_t>(top), e.contributions.size());
   for (std::size_t i = 0; i < shown; ++i) {
     const Contribution& c = e.contributions[i];
-    nlohmann::ordered_json entry = {{"feature", c.feature},
-                            {"value", shortest(c.value)},
-                            {"weight", shortest(c.weight)},
-                            {"contribution", c.contribution},
-                            {"versus_runner_up", c.versus_runner_up}};
+    nlohmann::ordered_json entry = {{"feature", c.feature}};
     add_term(entry, c.feature, names);
+    entry.update({{"value", shortest(c.value)},
+                  {"weight", shortest(c.weight)},
+                  {"contribution", c.contribution},
+                  {"versus_runner_up", c.versus_runner_up}});
     contributions.push_back(std::move(entry));
   }
   const auto name = [&](int c) { return model.classes[static_cast<std::size_t>(c)]; };
@@ -277,8 +278,8 @@ nlohmann::ordered_json explanation_to_json(const Model& model, const RowExplanat
           {"runner_up_probability", e.runner_up_probability},
           {"output", e.output},
           {"logit_of", model.num_outputs == 1 ? name(1) : name(e.output)},
-          {"logit", e.logit},
-          {"bias", e.bias},
+          {"logit", shortest(static_cast<float>(e.logit))},
+          {"bias", shortest(static_cast<float>(e.bias))},
           {"contribution_sum", e.contribution_sum},
           {"margin", e.margin},
           {"versus_bias", e.versus_bias},

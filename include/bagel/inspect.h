@@ -94,8 +94,8 @@ struct RowExplanation {
   int runner_up = 0;             // class id: the next most probable (ties by class order)
   double runner_up_probability = 0;
   int output = 0;                // the explained column of weight.npy
-  double logit = 0;              // as predict computes it (float kernels)
-  double bias = 0;               // b[output]
+  double logit = 0;              // as predict computes it (a float, from float kernels)
+  double bias = 0;               // b[output] (a float)
   double versus_bias = 0;        // what the biases add to z[predicted] - z[runner-up]
   double margin = 0;             // z[predicted] - z[runner-up] as predict computes them
   double contribution_sum = 0;   // bias + every contribution, in double: `logit` to float precision

@@ -110,7 +110,8 @@ void print_explanation(const Model& model, const RowExplanation& e,
         << name(1) << ", negative " << name(0) << ")\n";
   } else {
     out << "  logit of " << name(e.predicted) << " " << g(e.logit) << sum << "  margin over "
-        << name(e.runner_up) << " " << g(e.margin) << " (the sum of the last column)\n";
+        << name(e.runner_up) << " " << g(e.margin) << " (the \"vs " << name(e.runner_up)
+        << "\" column summed over every non-zero, bias included)\n";
   }
   using A = TextTable::Align;
   TextTable table(binary ? std::vector<A>{A::kLeft, A::kRight, A::kRight, A::kRight}

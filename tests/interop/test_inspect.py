@@ -249,7 +249,9 @@ class Explain(unittest.TestCase):
             logit = z[i, column]
             contributions = e["contributions"]
             self.assertEqual(len(contributions), x[rows[i]].nnz)
-            scale = abs(e["bias"]) + sum(abs(c["contribution"]) for c in contributions)
+            bias = np.float64(np.float32(e["bias"]))  # floats are written as float32's shortest
+            self.assertEqual(bias, np.load(model / "bias.npy")[column])
+            scale = abs(bias) + sum(abs(c["contribution"]) for c in contributions)
             # Every x_j * w_j, exactly, and the sum with the bias is numpy's logit.
             for c in contributions:
                 weight = w[c["feature"], column]
@@ -257,10 +259,10 @@ class Explain(unittest.TestCase):
                 self.assertEqual(c["contribution"],
                                  np.float64(np.float32(c["value"])) * np.float64(weight))
                 self.assertEqual(np.float32(c["value"]), x[rows[i], c["feature"]])
-            total = e["bias"] + sum(c["contribution"] for c in contributions)
+            total = bias + sum(c["contribution"] for c in contributions)
             self.assertAlmostEqual(total, e["contribution_sum"], delta=1e-12 * scale)
             self.assertAlmostEqual(total, logit, delta=1e-6 * scale)
-            self.assertAlmostEqual(e["logit"], logit, delta=1e-6 * scale)
+            self.assertAlmostEqual(np.float64(np.float32(e["logit"])), logit, delta=1e-6 * scale)
             margin = e["versus_bias"] + sum(c["versus_runner_up"] for c in contributions)
             if z.shape[1] == 1:
                 expected_margin = logit if order[0] == 1 else -logit
