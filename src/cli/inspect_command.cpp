@@ -135,6 +135,13 @@ void print_explanation(const Model& model, const RowExplanation& e,
     out << "  (" << shown << " of " << e.contributions.size() << " non-zeros shown; --top N)\n";
 }
 
+// Paths are bytes, not always UTF-8: those are written with U+FFFD rather
+// than failing after the work is done. Terms and class names are checked
+// UTF-8 when read.
+void print_json(const nlohmann::ordered_json& out) {
+  std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
 void check_options(const InspectOptions& o) {
   if (o.explain) {
     if (o.input.empty()) throw UsageError("--explain", "needs --input FILE (the rows to explain)");
@@ -166,7 +173,7 @@ void run_explain(const Model& model, const std::vector<std::string>& names,
       rows.push_back(explanation_to_json(model, e, o.top, names));
     const nlohmann::ordered_json out = {
         {"model", o.model}, {"input", input_name(o.input)}, {"rows", std::move(rows)}};
-    std::cout << out.dump(2) << "\n";
+    print_json(out);
     return;
   }
   for (std::size_t i = 0; i < explanations.size(); ++i) {
@@ -230,7 +237,7 @@ int run_inspect(const InspectOptions& o) {
         {"vocabulary", vocabulary.empty() ? nlohmann::ordered_json(nullptr)
                                           : nlohmann::ordered_json(vocabulary)}};
     out.update(weights_report_to_json(model, report, names));
-    std::cout << out.dump(2) << "\n";
+    print_json(out);
     return 0;
   }
   print_weights(model, report, names, vocabulary, o, std::cout);
