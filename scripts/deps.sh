@@ -7,11 +7,12 @@ BAGEL_BUILD_PACKAGES=(g++ make cmake pkg-config libeigen3-dev nlohmann-json3-dev
 # headers of Debian's python3, and what the estimator imports.
 BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-scipy
                        python3-sklearn)
-# The oracles of the interop tests: numpy/scipy/scikit-learn, LIBLINEAR, PyTorch;
-# pytest and raw text (Debian's fortunes) for the Python package's tests.
+# The oracles of the interop tests: numpy/scipy/scikit-learn, LIBLINEAR, PyTorch,
+# fastText (the fastText text format); pytest and raw text (Debian's fortunes,
+# in English, German, Russian and Chinese) for the text and Python package tests.
 BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
-                     python3-torch python3-pytest fortunes fortunes-de
-                     fortunes-ru fortunes-zh unicode-data wngerman wfrench)
+                     python3-torch python3-pytest fasttext fortunes fortunes-de fortunes-ru
+                     fortunes-zh unicode-data wngerman wfrench)
 # The defaults benchmark (scripts/bench_defaults.sh): the Debian text its real
 # data sets are made of (scripts/make_bench_data.py) and the peers it runs.
 BAGEL_BENCH_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools

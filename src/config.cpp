@@ -60,6 +60,8 @@ std::string resolve(const std::string& path, const fs::path& base_dir) {
   return p.is_absolute() ? path : (base_dir / p).lexically_normal().string();
 }
 
+int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64_t hi);
+
 // "text" data: {"text": FILE or FOLDER, "format": ..., "labels": ..., ...}.
 DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_allowed) {
   DataSpec spec;
@@ -69,9 +71,18 @@ DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_a
   spec.labels = in.labels_path;
   spec.text_format = parse_text_format(r.get_string("format", "auto"), r.field("format"));
   in.decode_error = parse_decode_error(r.get_string("decode_error", "strict"), r.field("decode_error"));
-  in.tsv_label_column = static_cast<int>(r.get_integer("label_column", in.tsv_label_column));
-  in.tsv_text_column = static_cast<int>(r.get_integer("text_column", in.tsv_text_column));
+  in.label_prefix = r.get_string("label_prefix", in.label_prefix);
+  if (in.label_prefix.empty()) throw ConfigError(r.field("label_prefix"), "must not be empty");
+  in.multi_label = parse_multi_label(r.get_string("multi_label", "split"), r.field("multi_label"));
+  in.unlabeled = parse_unlabeled(r.get_string("unlabeled", "error"), r.field("unlabeled"));
+  in.tsv_label_column = to_int(r.get_integer("label_column", in.tsv_label_column),
+                               r.field("label_column"), -1, 1 << 20);
+  in.tsv_text_column = to_int(r.get_integer("text_column", in.tsv_text_column),
+                              r.field("text_column"), 0, 1 << 20);
   in.tsv_header = r.get_bool("header", in.tsv_header);
+  in.tsv_label_name = r.get_string("label_name", "");
+  in.tsv_text_name = r.get_string("text_name", "");
+  in.quoting = parse_quoting(r.get_string("quoting", "csv"), r.field("quoting"));
   if (weights_allowed) spec.sample_weights = resolve(r.get_string("sample_weights", ""), base_dir);
   r.finish();
   if (!in.labels_path.empty() && spec.text_format && *spec.text_format != TextFormat::lines)
@@ -238,11 +249,18 @@ nlohmann::json data_json(const DataSpec& d) {
                         {"format", d.text_format ? to_string(*d.text_format) : "auto"}};
     if (!d.labels.empty()) j["labels"] = d.labels;
     if (!d.sample_weights.empty()) j["sample_weights"] = d.sample_weights;
-    const DecodeError e = d.text->decode_error;
+    const TextInput& t = *d.text;
+    const DecodeError e = t.decode_error;
     j["decode_error"] = e == DecodeError::strict ? "strict" : e == DecodeError::ignore ? "ignore" : "replace";
-    if (d.text_format == TextFormat::tsv)
-      j.update({{"label_column", d.text->tsv_label_column}, {"text_column", d.text->tsv_text_column},
-                {"header", d.text->tsv_header}});
+    j["label_prefix"] = t.label_prefix;
+    j["multi_label"] = t.multi_label == MultiLabel::split ? "split"
+                       : t.multi_label == MultiLabel::first ? "first" : "error";
+    j["unlabeled"] = t.unlabeled == Unlabeled::error ? "error"
+                     : t.unlabeled == Unlabeled::skip ? "skip" : "keep";
+    j.update({{"label_column", t.tsv_label_column}, {"text_column", t.tsv_text_column},
+              {"header", t.tsv_header}, {"label_name", t.tsv_label_name},
+              {"text_name", t.tsv_text_name},
+              {"quoting", t.quoting == Quoting::csv ? "csv" : "none"}});
     return j;
   }
   nlohmann::json j = {{"features", d.features}};

@@ -5,12 +5,16 @@
 #include <filesystem>
 #include <fstream>
 
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/model.h"
 #include "bagel/npy.h"
 #include "bagel/npz.h"
 #include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
+#include "bagel/text/text_corpus.h"
+#include "bagel/text/text_format.h"
+#include "bagel/text/vectorizer.h"
 
 namespace bagel {
 
@@ -148,17 +152,65 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   return out;
 }
 
+namespace {
+
+// A text split's documents and labels, in the format it names or detects.
+TextCorpus read_text_split(const DataSpec& spec) {
+  TextInput input = *spec.text;
+  input.format = spec.text_format ? *spec.text_format
+                                  : detect_text_format(input.path, !input.labels_path.empty());
+  TextCorpus corpus = read_text_corpus(input);
+  if (!corpus.labels)
+    throw FileError(corpus.source, "has no labels: training needs one per document (a labels "
+                                   "file for one document per line, __label__ words for fastText, "
+                                   "a label column for TSV/CSV, sub-folders for a folder)");
+  return corpus;
+}
+
+LabeledData text_features(TextCorpus& corpus, CsrMatrix features) {
+  return LabeledData{std::move(features), std::move(*corpus.labels), FeatureFormat::kNpz};
+}
+
+// The row weights of a sample-weights file times those of the text reader.
+std::vector<float> combined_weights(const DataSpec& spec, Index rows, std::vector<float> text) {
+  std::vector<float> w;
+  if (!spec.sample_weights.empty()) w = read_sample_weights(spec.sample_weights, rows);
+  if (w.empty()) return text;
+  for (std::size_t i = 0; i < text.size(); ++i) w[i] *= text[i];
+  return w;
+}
+
+}  // namespace
+
 TrainingData load_training_data(const TrainConfig& config, const Classes* classes) {
   const auto t0 = std::chrono::steady_clock::now();
   TrainingData out;
-  LabeledData train_raw = load_labeled(config.train);
+  LabeledData train_raw;
+  std::vector<float> text_weight;
+  if (config.train.text) {
+    TextCorpus text = read_text_split(config.train);
+    auto [vectorizer, matrix] =
+        Vectorizer::fit_transform(*config.vectorizer, text.documents, usable_cores());
+    out.vectorizer = std::make_shared<const Vectorizer>(std::move(vectorizer));
+    train_raw = text_features(text, matrix.to_csr());
+    text_weight = std::move(text.weights);
+  } else {
+    train_raw = load_labeled(config.train);
+  }
   out.classes = classes ? *classes : Classes::fit(train_raw.labels);
   out.train = encode("train", std::move(train_raw), out.classes);
-  std::vector<float> sample_weight;
-  if (!config.train.sample_weights.empty())
-    sample_weight = read_sample_weights(config.train.sample_weights, out.train.x.rows());
+  const std::vector<float> sample_weight =
+      combined_weights(config.train, out.train.x.rows(), std::move(text_weight));
   weigh_rows(out, config.optimizer, sample_weight);
-  if (config.valid) out.valid = encode("valid", load_labeled(*config.valid), out.classes);
+  if (config.valid && out.vectorizer) {
+    TextCorpus text = read_text_split(*config.valid);
+    out.valid = encode("valid", text_features(text, out.vectorizer->transform(text.documents,
+                                                                               usable_cores())
+                                                        .to_csr()),
+                       out.classes);
+  } else if (config.valid) {
+    out.valid = encode("valid", load_labeled(*config.valid), out.classes);
+  }
   check_model_fits(out, input_name(config.train.features),
                    config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

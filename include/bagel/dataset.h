@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -14,6 +15,8 @@
 #include "bagel/labels.h"
 
 namespace bagel {
+
+class Vectorizer;
 
 // How a features input is read. By its first bytes when they say (a zip is
 // an .npz, "\x93NUMPY" an .npy), else by its name (.npz, .npy), else
@@ -71,7 +74,14 @@ struct TrainingData {
   std::optional<Dataset> valid;
   std::vector<double> class_weight;  // per class id
   double load_seconds = 0;
+  // Text data: the vectorizer fitted on the training documents (the model
+  // keeps it, so that predict reads text the same way); null otherwise.
+  std::shared_ptr<const Vectorizer> vectorizer;
 };
+// Text splits ("text" in the config) are read by read_text_corpus and
+// turned into features by the vectorizer fitted on the training documents
+// (config.vectorizer): the valid documents go through its transform; a
+// multi-label fastText line's row weights multiply the sample weights.
 // `classes`, when given (a warm start: the starting model's classes), are
 // used instead of the training labels' own: every label must be one of them.
 TrainingData load_training_data(const TrainConfig& config, const Classes* classes = nullptr);

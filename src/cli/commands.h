@@ -43,11 +43,28 @@ struct PredictOptions {
   std::string zero_based = "auto";
   std::string layer = "sparse";
   bool proba = false;
+  int top_k = 0;          // 0: not asked for
+  double threshold = -1;  // < 0: not asked for
   bool quiet = false;
   int threads = 0;
 };
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& options);
 int run_predict(const PredictOptions& options);
+
+struct InspectOptions {
+  std::string model;
+  int top = 10;
+  std::string vocabulary;
+  std::vector<std::string> classes;
+  std::string format = "text";
+  bool explain = false;
+  std::string input;
+  std::vector<int> rows;
+  std::string zero_based = "auto";
+  bool versus_runner_up = false;
+};
+CLI::App* add_inspect_command(CLI::App& app, InspectOptions& options);
+int run_inspect(const InspectOptions& options);
 
 struct ConvertOptions {
   std::string input;

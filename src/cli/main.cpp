@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   bagel::cli::TrainOptions train;
   bagel::cli::TuneOptions tune;
   bagel::cli::PredictOptions predict;
+  bagel::cli::InspectOptions inspect;
   bagel::cli::ConvertOptions convert;
   bagel::cli::BenchOptions bench;
   bagel::cli::GenerateOptions generate;
@@ -88,12 +89,13 @@ int main(int argc, char** argv) {
   CLI::App* train_cmd = bagel::cli::add_train_command(app, train);
   CLI::App* tune_cmd = bagel::cli::add_tune_command(app, tune);
   CLI::App* predict_cmd = bagel::cli::add_predict_command(app, predict);
+  CLI::App* inspect_cmd = bagel::cli::add_inspect_command(app, inspect);
   CLI::App* bench_cmd = bagel::cli::add_bench_command(app, bench);
   CLI::App* convert_cmd = bagel::cli::add_convert_command(app, convert);
   CLI::App* generate_cmd = bagel::cli::add_generate_command(app, generate);
   CLI::App* vectorize_cmd = bagel::cli::add_vectorize_command(app, vectorize);
-  const std::vector<CLI::App*> commands = {train_cmd,   tune_cmd,     predict_cmd,  bench_cmd,
-                                           convert_cmd, generate_cmd, vectorize_cmd};
+  const std::vector<CLI::App*> commands = {train_cmd,   tune_cmd,     predict_cmd,  inspect_cmd,
+                                           bench_cmd,   convert_cmd,  generate_cmd, vectorize_cmd};
   for (CLI::App* c : commands) c->footer(kExitStatusHelp);
 
   if (const auto word = unknown_command(argc, argv, commands))
@@ -110,6 +112,7 @@ int main(int argc, char** argv) {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
     if (tune_cmd->parsed()) return bagel::cli::run_tune(tune);
     if (predict_cmd->parsed()) return bagel::cli::run_predict(predict);
+    if (inspect_cmd->parsed()) return bagel::cli::run_inspect(inspect);
     if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);

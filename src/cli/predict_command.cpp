@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
+#include "bagel/top_classes.h"
 #include "bagel/train_plan.h"  // kMaxThreads
 #include "cli_paths.h"
 #include "commands.h"
@@ -65,6 +67,9 @@ class PredictionWriter {
   PredictionWriter(const Model& model, const PredictOptions& o, std::ostream& out)
       : model_(model), o_(o), out_(out), layer_(parse_layer(o.layer, "--layer")) {
     if (o.proba) write_header();
+    if (o.top_k > 0 || o.threshold >= 0)
+      top_.emplace(model.num_classes(), o.top_k > 0 ? o.top_k : model.num_classes(),
+                   o.threshold >= 0 ? o.threshold : 0.0);
   }
 
   void expect_labels() { metrics_.emplace(model_.num_classes()); }
@@ -118,6 +123,8 @@ class PredictionWriter {
           if (i) text_ += delimiter();
           text_ += format_number(p[i]);
         }
+      } else if (top_) {
+        write_top_classes(p);
       } else {
         text_ += model_.classes[std::max_element(p, p + c) - p];
       }
@@ -126,10 +133,24 @@ class PredictionWriter {
     out_ << text_;
   }
 
+  // --top-k / --threshold: CLASS,PROB,CLASS,PROB,... best first; nothing
+  // (an empty line) when no class reaches the threshold, as fastText does.
+  void write_top_classes(const double* p) {
+    bool first = true;
+    for (const int k : top_->of(p)) {
+      if (!first) text_ += delimiter();
+      first = false;
+      text_ += quote_field(model_.classes[k], delimiter());
+      text_ += delimiter();
+      text_ += format_number(p[k]);
+    }
+  }
+
   const Model& model_;
   const PredictOptions& o_;
   std::ostream& out_;
   LayerKind layer_;
+  std::optional<TopClasses> top_;
   std::optional<MetricsAccumulator> metrics_;
   Index rows_ = 0;
   std::string text_;
@@ -243,10 +264,35 @@ void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::i
   }
 }
 
+// CLI11's own range checks print both bounds in full ("0 to 1.79769e308"
+// with every digit) and let "nan" through.
+CLI::Validator at_least_one() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        int k = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
+        if (ec == std::errc() && end == text.data() + text.size() && k >= 1) return "";
+        return "expected an integer >= 1, found '" + text + "'";
+      },
+      "INT>=1");
+}
+
+CLI::Validator probability() {
+  return CLI::Validator(
+      [](const std::string& text) -> std::string {
+        double p = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
+        if (ec == std::errc() && end == text.data() + text.size() && p >= 0 && p <= 1) return "";
+        return "expected a probability in [0, 1], found '" + text + "'";
+      },
+      "0..1");
+}
+
 }  // namespace
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
-  CLI::App* cmd = app.add_subcommand("predict", "Predict classes or probabilities for a CSR file");
+  CLI::App* cmd = app.add_subcommand(
+      "predict", "Predict classes, probabilities or the top-k classes for a CSR file");
   cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
   cmd->add_option("-i,--input", o.input,
                   "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
@@ -258,9 +304,23 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(input_path());
   cmd->add_option("-o,--output", o.output,
                   "Write predictions here instead of stdout (its folder is created if missing)");
-  cmd->add_flag("-p,--proba", o.proba,
-                "Write class probabilities: a header of class names, then one row per input row");
-  cmd->add_option("--format", o.format, "Delimiter of --proba output: csv or tsv")
+  CLI::Option* proba = cmd->add_flag(
+      "-p,--proba", o.proba,
+      "Write class probabilities: a header of class names, then one row per input row");
+  CLI::Option* top_k =
+      cmd->add_option("-k,--top-k", o.top_k,
+                      "Write the K most probable classes of each row, best first, as "
+                      "CLASS,PROB,CLASS,PROB,... (ties in class order; K above the number of "
+                      "classes: all)")
+          ->check(at_least_one());
+  CLI::Option* threshold =
+      cmd->add_option("-t,--threshold", o.threshold,
+                      "Write only classes with probability >= P (0..1), best first, as --top-k "
+                      "does; with --top-k, the K best of those (fastText's predict-prob k t); a "
+                      "row with none is an empty line")
+          ->check(probability());
+  proba->excludes(top_k)->excludes(threshold);
+  cmd->add_option("--format", o.format, "Delimiter of --proba and --top-k output: csv or tsv")
       ->check(CLI::IsMember({"csv", "tsv"}))
       ->capture_default_str();
   cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)");

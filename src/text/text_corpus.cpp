@@ -1,65 +1,79 @@
 #include "bagel/text/text_corpus.h"
 
-#include <memory>
+#include <iterator>
 #include <string_view>
 
 #include "bagel/error.h"
-#include "bagel/input_stream.h"
-#include "bagel/mapped_file.h"
-#include "bagel/text/utf8.h"
+#include "bagel/text/line_chunks.h"
+#include "bagel/text/text_lines.h"
+#include "text/corpus_readers.h"
 
 namespace bagel {
 
+namespace detail {
+
+std::string_view without_cr(std::string_view line) {
+  if (line.ends_with('\r')) line.remove_suffix(1);
+  return line;
+}
+
+std::string quoted(std::string_view s) {
+  std::string out = "'";
+  out.append(s);
+  out.push_back('\'');
+  return out;
+}
+
+void check_not_empty_stream(const TextCorpus& corpus, const TextLines& text) {
+  if (corpus.documents.empty() && text.is_stream())
+    throw FileError(corpus.source, "no documents: the stream ended before any document");
+}
+
+void append_rows(TextCorpus& into, TextCorpus&& part) {
+  // Weights are kept only when some row weighs other than 1 (text_corpus.h);
+  // a side without them weighs 1 throughout.
+  if (!into.weights.empty() || !part.weights.empty()) {
+    into.weights.resize(into.size(), 1.0f);
+    part.weights.resize(part.size(), 1.0f);
+    into.weights.insert(into.weights.end(), part.weights.begin(), part.weights.end());
+  }
+  if (into.documents.empty()) {
+    into.documents = std::move(part.documents);
+  } else {
+    into.documents.insert(into.documents.end(), std::make_move_iterator(part.documents.begin()),
+                          std::make_move_iterator(part.documents.end()));
+  }
+  into.lines.insert(into.lines.end(), part.lines.begin(), part.lines.end());
+}
+
+void attach_labels(TextCorpus& corpus, std::vector<std::string> names) {
+  corpus.labels = make_labels(std::move(names), corpus.source);
+  corpus.labels->lines = corpus.lines;
+}
+
+}  // namespace detail
+
 namespace {
 
-std::unique_ptr<MappedFile> open_bytes(const std::string& path) {
-  if (is_stream(path)) {
-    InputStream stream(path);
-    return std::make_unique<MappedFile>(stream);
+using detail::check_not_empty_stream;
+using detail::without_cr;
+
+// The lines of one chunk (or of a whole stream).
+struct LinesPart {
+  TextCorpus rows;
+  void add(std::string_view line, std::int64_t number) {
+    rows.documents.emplace_back(without_cr(line));
+    rows.lines.push_back(number);
   }
-  return std::make_unique<MappedFile>(path);
-}
-
-std::string_view as_text(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
-}
-
-// Splits `text` into lines (see text_corpus.h) and calls take(line, number).
-template <typename Take>
-void for_each_line(std::string_view text, Take take) {
-  std::int64_t number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    take(line, ++number);
-    if (end == std::string_view::npos) break;
-    text.remove_prefix(end + 1);
-  }
-}
-
-void check_document_utf8(std::string_view document, const std::string& source,
-                         std::int64_t line) {
-  const std::size_t bad = invalid_utf8_at(document);
-  if (bad == std::string_view::npos) return;
-  throw FileError(source,
-                  "byte " + std::to_string(bad + 1) +
-                      " is not UTF-8 text; save the file as UTF-8 (or set decode_error to "
-                      "\"replace\" or \"ignore\")",
-                  line);
-}
+};
 
 TextCorpus read_lines(const TextInput& input) {
+  TextLines text(input.path, input.decode_error, /*drop_bom=*/false);
   TextCorpus corpus;
-  corpus.source = input_name(input.path);
-  const auto bytes = open_bytes(input.path);
-  for_each_line(as_text(bytes->bytes()), [&](std::string_view line, std::int64_t number) {
-    check_document_utf8(line, corpus.source, number);
-    corpus.documents.emplace_back(line);
-    corpus.lines.push_back(number);
-  });
-  if (corpus.documents.empty() && is_stream(input.path))
-    throw FileError(corpus.source, "no documents: the stream was empty");
+  corpus.source = text.source();
+  for (LinesPart& part : read_in_parts(text, [] { return LinesPart{}; }))
+    detail::append_rows(corpus, std::move(part.rows));
+  check_not_empty_stream(corpus, text);
   if (!input.labels_path.empty()) {
     RawLabels labels = read_labels(input.labels_path);
     if (labels.size() != corpus.size())
@@ -74,14 +88,23 @@ TextCorpus read_lines(const TextInput& input) {
 }  // namespace
 
 TextCorpus read_text_corpus(const TextInput& input) {
+  if (!input.labels_path.empty() && input.format != TextFormat::lines)
+    throw ConfigError("labels_path",
+                      "only the lines format takes a labels file; the other formats carry "
+                      "their labels");
   switch (input.format) {
     case TextFormat::lines:
-      if (input.decode_error == DecodeError::strict) return read_lines(input);
-      break;
-    default:
-      break;
+      return read_lines(input);
+    case TextFormat::fasttext:
+      return detail::read_fasttext(input);
+    case TextFormat::tsv:
+      return detail::read_delimited(input, '\t');
+    case TextFormat::csv:
+      return detail::read_delimited(input, ',');
+    case TextFormat::folder:
+      return detail::read_folder(input);
   }
-  throw ConfigError("format", "this text format is not read yet");
+  throw ConfigError("format", "unknown text format");
 }
 
 }  // namespace bagel

@@ -13,9 +13,30 @@ std::optional<TextFormat> parse_text_format(const std::string& name, const std::
   if (name == "lines") return TextFormat::lines;
   if (name == "fasttext") return TextFormat::fasttext;
   if (name == "tsv") return TextFormat::tsv;
+  if (name == "csv") return TextFormat::csv;
   if (name == "folder") return TextFormat::folder;
-  throw ConfigError(field, "expected \"auto\", \"lines\", \"fasttext\", \"tsv\" or \"folder\", found \"" +
-                               name + "\"");
+  throw ConfigError(field, "expected \"auto\", \"lines\", \"fasttext\", \"tsv\", \"csv\" or "
+                           "\"folder\", found \"" + name + "\"");
+}
+
+MultiLabel parse_multi_label(const std::string& name, const std::string& field) {
+  if (name == "split") return MultiLabel::split;
+  if (name == "first") return MultiLabel::first;
+  if (name == "error") return MultiLabel::error;
+  throw ConfigError(field, "expected \"split\", \"first\" or \"error\", found \"" + name + "\"");
+}
+
+Unlabeled parse_unlabeled(const std::string& name, const std::string& field) {
+  if (name == "error") return Unlabeled::error;
+  if (name == "skip") return Unlabeled::skip;
+  if (name == "keep") return Unlabeled::keep;
+  throw ConfigError(field, "expected \"error\", \"skip\" or \"keep\", found \"" + name + "\"");
+}
+
+Quoting parse_quoting(const std::string& name, const std::string& field) {
+  if (name == "csv") return Quoting::csv;
+  if (name == "none") return Quoting::none;
+  throw ConfigError(field, "expected \"csv\" or \"none\", found \"" + name + "\"");
 }
 
 std::string to_string(TextFormat format) {
@@ -23,6 +44,7 @@ std::string to_string(TextFormat format) {
     case TextFormat::lines: return "lines";
     case TextFormat::fasttext: return "fasttext";
     case TextFormat::tsv: return "tsv";
+    case TextFormat::csv: return "csv";
     case TextFormat::folder: return "folder";
   }
   return "lines";
@@ -46,8 +68,9 @@ TextFormat detect_text_format(const std::string& path, bool has_labels) {
   std::getline(in, first);
   if (first.rfind("__label__", 0) == 0) return TextFormat::fasttext;
   if (first.find('\t') != std::string::npos) return TextFormat::tsv;
+  if (std::filesystem::path(path).extension() == ".csv") return TextFormat::csv;
   throw FileError(path, "cannot tell how its documents are labelled: its first line neither starts "
-                        "with __label__ (fastText) nor has a tab (TSV); give \"labels\" (a file "
+                        "with __label__ (fastText) nor has a tab (TSV), nor is the file a .csv; give \"labels\" (a file "
                         "with one label per line) or \"format\"");
 }
 

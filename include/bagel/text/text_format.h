@@ -9,17 +9,21 @@
 
 namespace bagel {
 
-// "lines", "fasttext", "tsv", "folder"; "auto" gives nullopt. Anything else
+// "lines", "fasttext", "tsv", "csv", "folder"; "auto" gives nullopt. Anything else
 // is a ConfigError naming `field`.
 std::optional<TextFormat> parse_text_format(const std::string& name, const std::string& field);
 std::string to_string(TextFormat format);
 
 // "strict", "ignore", "replace" (scikit-learn's decode_error).
 DecodeError parse_decode_error(const std::string& name, const std::string& field);
+// TextInput's other named choices (text_corpus.h).
+MultiLabel parse_multi_label(const std::string& name, const std::string& field);
+Unlabeled parse_unlabeled(const std::string& name, const std::string& field);
+Quoting parse_quoting(const std::string& name, const std::string& field);
 
 // "auto": a folder is `folder`; with a labels file, `lines`; else the first
 // line decides: fastText when it starts with "__label__", TSV when it has a
-// tab. A stream cannot be looked at twice, so without labels it is taken
+// tab; else a name ending in .csv is CSV. A stream cannot be looked at twice, so without labels it is taken
 // for fastText. FileError naming `path` when nothing fits.
 TextFormat detect_text_format(const std::string& path, bool has_labels);
 

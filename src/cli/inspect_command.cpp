@@ -1,0 +1,247 @@
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "bagel/dataset.h"
+#include "bagel/error.h"
+#include "bagel/input_stream.h"
+#include "bagel/inspect.h"
+#include "bagel/model.h"
+#include "bagel/predict.h"
+#include "bagel/svmlight.h"
+#include "bagel/table_writer.h"
+#include "bagel/text/vocabulary_file.h"
+#include "cli_paths.h"
+#include "commands.h"
+
+namespace bagel::cli {
+
+namespace {
+
+// Numbers for people: six significant digits.
+std::string g(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", value);
+  return buf;
+}
+
+std::string percent(std::int64_t part, std::int64_t whole) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / whole : 0.0);
+  return buf;
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ", ") + item;
+  return out;
+}
+
+// A feature as people read it: its term (escaped, so that it stays on one
+// line), or its column index when there is no vocabulary.
+std::string feature_label(Index feature, const std::vector<std::string>& names) {
+  if (names.empty()) return "#" + std::to_string(feature);
+  return escape_vocabulary_term(names[static_cast<std::size_t>(feature)]);
+}
+
+std::string stats_line(const WeightStats& s) {
+  return std::to_string(s.weights) + " weights, " + std::to_string(s.nonzero) + " non-zero (" +
+         percent(s.nonzero, s.weights) + "), L1 " + g(s.l1) + ", L2 " + g(s.l2) + ", max |w| " +
+         g(s.max_abs);
+}
+
+void print_training(const nlohmann::ordered_json& summary, std::ostream& out) {
+  if (summary.empty()) return;
+  out << "training (model.json):\n";
+  TextTable table({TextTable::Align::kLeft, TextTable::Align::kLeft});
+  for (const auto& [key, value] : summary.items())
+    table.add_row({key, value.is_string() ? value.get<std::string>()
+                        : value.is_number_float() ? g(value.get<double>())
+                                                  : value.dump()});
+  out << table.render("  ");
+}
+
+void print_output_weights(const OutputWeights& o, const std::vector<std::string>& names,
+                          std::ostream& out) {
+  if (o.disfavoured.empty())
+    out << "\nclass " << o.favoured << " (its logit; bias " << g(o.bias) << ")\n";
+  else
+    out << "\nscore of " << o.favoured << ": positive weights favour " << o.favoured
+        << ", negative ones " << o.disfavoured << " (bias " << g(o.bias) << ")\n";
+  out << "  " << stats_line(o.stats) << "\n";
+  if (o.largest.empty()) return;
+  using A = TextTable::Align;
+  TextTable table({A::kRight, A::kLeft, A::kRight, A::kLeft, A::kRight});
+  table.add_row({"", "largest", "", "smallest", ""});
+  for (std::size_t i = 0; i < o.largest.size(); ++i)
+    table.add_row({std::to_string(i + 1), feature_label(o.largest[i].feature, names),
+                   g(o.largest[i].weight), feature_label(o.smallest[i].feature, names),
+                   g(o.smallest[i].weight)});
+  out << table.render("  ");
+}
+
+void print_weights(const Model& model, const WeightsReport& report,
+                   const std::vector<std::string>& names, const std::string& vocabulary,
+                   const InspectOptions& o, std::ostream& out) {
+  out << "model " << o.model << ": " << model.output_kind() << ", " << model.num_classes()
+      << " classes (" << join(model.classes) << "), " << model.num_features << " features; "
+      << (names.empty() ? "no vocabulary (features by column index)" : "terms from " + vocabulary)
+      << "\n";
+  print_training(training_summary(model), out);
+  out << "all weights: " << stats_line(report.overall) << "\n";
+  for (const OutputWeights& w : report.outputs) print_output_weights(w, names, out);
+}
+
+void print_explanation(const Model& model, const RowExplanation& e,
+                       const std::vector<std::string>& names, const InspectOptions& o,
+                       std::ostream& out) {
+  const auto name = [&](int c) { return model.classes[static_cast<std::size_t>(c)]; };
+  const bool binary = model.num_outputs == 1;
+  out << "row " << e.row << " of " << input_name(o.input) << ": predicted " << name(e.predicted)
+      << " (p " << g(e.probability) << "), runner-up " << name(e.runner_up) << " (p "
+      << g(e.runner_up_probability) << ")\n";
+  const std::string sum = " = bias " + g(e.bias) + " + " + std::to_string(e.contributions.size()) +
+                          " contributions x * weight (their sum with the bias: " +
+                          g(e.contribution_sum) + ")\n";
+  if (binary) {
+    out << "  score of " << name(1) << " " << g(e.logit) << sum << "  (positive favours "
+        << name(1) << ", negative " << name(0) << ")\n";
+  } else {
+    out << "  logit of " << name(e.predicted) << " " << g(e.logit) << sum << "  margin over "
+        << name(e.runner_up) << " " << g(e.margin) << " (the \"vs " << name(e.runner_up)
+        << "\" column summed over every non-zero, bias included)\n";
+  }
+  using A = TextTable::Align;
+  TextTable table(binary ? std::vector<A>{A::kLeft, A::kRight, A::kRight, A::kRight}
+                         : std::vector<A>{A::kLeft, A::kRight, A::kRight, A::kRight, A::kRight});
+  std::vector<std::string> header = {"feature", "x", "weight", "contribution"};
+  if (!binary) header.push_back("vs " + name(e.runner_up));
+  table.add_row(header);
+  const auto shown = std::min<std::size_t>(static_cast<std::size_t>(o.top), e.contributions.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    const Contribution& c = e.contributions[i];
+    std::vector<std::string> row = {feature_label(c.feature, names), g(c.value), g(c.weight),
+                                    g(c.contribution)};
+    if (!binary) row.push_back(g(c.versus_runner_up));
+    table.add_row(std::move(row));
+  }
+  std::vector<std::string> bias_row = {"(bias)", "", "", g(e.bias)};
+  if (!binary) bias_row.push_back(g(e.versus_bias));
+  table.add_row(std::move(bias_row));
+  out << table.render("  ");
+  if (shown < e.contributions.size())
+    out << "  (" << shown << " of " << e.contributions.size() << " non-zeros shown; --top N)\n";
+}
+
+// Paths are bytes, not always UTF-8: those are written with U+FFFD rather
+// than failing after the work is done. Terms and class names are checked
+// UTF-8 when read.
+void print_json(const nlohmann::ordered_json& out) {
+  std::cout << out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+}
+
+void check_options(const InspectOptions& o) {
+  if (o.explain) {
+    if (o.input.empty()) throw UsageError("--explain", "needs --input FILE (the rows to explain)");
+    if (o.rows.empty()) throw UsageError("--explain", "needs --row R (0-based; repeatable)");
+    if (!o.classes.empty())
+      throw UsageError("--class", "selects the classes of the weights report, not of --explain");
+    return;
+  }
+  if (!o.input.empty() || !o.rows.empty())
+    throw UsageError(o.input.empty() ? "--row" : "--input", "needs --explain");
+  if (o.versus_runner_up) throw UsageError("--versus-runner-up", "needs --explain");
+}
+
+void run_explain(const Model& model, const std::vector<std::string>& names,
+                 const InspectOptions& o) {
+  FeatureFormat format = FeatureFormat::kSvmlight;
+  const CsrMatrix x =
+      read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), nullptr, &format);
+  check_features_fit(model, x, input_name(o.input),
+                     format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
+  const ExplainOrder order =
+      o.versus_runner_up ? ExplainOrder::kVersusRunnerUp : ExplainOrder::kContribution;
+  std::vector<RowExplanation> explanations;
+  for (const int row : o.rows)
+    explanations.push_back(explain_row(model, x, row, input_name(o.input), order));
+  if (o.format == "json") {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const RowExplanation& e : explanations)
+      rows.push_back(explanation_to_json(model, e, o.top, names));
+    const nlohmann::ordered_json out = {
+        {"model", o.model}, {"input", input_name(o.input)}, {"rows", std::move(rows)}};
+    print_json(out);
+    return;
+  }
+  for (std::size_t i = 0; i < explanations.size(); ++i) {
+    if (i) std::cout << "\n";
+    print_explanation(model, explanations[i], names, o, std::cout);
+  }
+}
+
+}  // namespace
+
+CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "inspect", "Show what a model has learnt: the largest and smallest weights of each class "
+                 "and their statistics, or (--explain) which features drove the prediction of a row");
+  cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
+  cmd->add_option("--top", o.top, "Features shown each way per class, or contributions per row")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  cmd->add_option("--vocabulary", o.vocabulary,
+                  "Feature names: one term a line, line i naming column i (default: the model's "
+                  "vocabulary.txt when it has one)")
+      ->check(input_path());
+  cmd->add_option("--class", o.classes, "Show only this class (repeatable); binary models have one "
+                                        "weight vector, which either class name selects");
+  cmd->add_option("--format", o.format, "Output: text (aligned, for people) or json")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
+  cmd->add_flag("--explain", o.explain,
+                "Explain the prediction of --row R of --input: each feature's x * weight, which "
+                "with the bias sums to the logit predict computes");
+  cmd->add_option("-i,--input", o.input, "With --explain: features, .npz (scipy CSR) or svmlight")
+      ->check(input_path());
+  cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)");
+  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")
+      ->check(CLI::IsMember({"auto", "true", "false"}))
+      ->capture_default_str();
+  cmd->add_flag("--versus-runner-up", o.versus_runner_up,
+                "With --explain: rank features by what they add to the predicted class's logit "
+                "minus the runner-up's, not to the logit itself");
+  return cmd;
+}
+
+int run_inspect(const InspectOptions& o) {
+  check_options(o);
+  const Model model = load_model(o.model);
+  std::string vocabulary;
+  const std::vector<std::string> names = feature_names(model, o.model, o.vocabulary, &vocabulary);
+  if (o.explain) {
+    run_explain(model, names, o);
+    return 0;
+  }
+  std::vector<int> outputs;
+  for (const std::string& name : o.classes) {
+    const int output = output_of_class(model, name, "--class");
+    if (std::find(outputs.begin(), outputs.end(), output) == outputs.end()) outputs.push_back(output);
+  }
+  const WeightsReport report = inspect_weights(model, o.top, outputs);
+  if (o.format == "json") {
+    nlohmann::ordered_json out = {
+        {"model", o.model},
+        {"vocabulary", vocabulary.empty() ? nlohmann::ordered_json(nullptr)
+                                          : nlohmann::ordered_json(vocabulary)}};
+    out.update(weights_report_to_json(model, report, names));
+    print_json(out);
+    return 0;
+  }
+  print_weights(model, report, names, vocabulary, o, std::cout);
+  return 0;
+}
+
+}  // namespace bagel::cli
