@@ -2,7 +2,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 
 BAGEL_BUILD_PACKAGES=(g++ make cmake pkg-config libeigen3-dev nlohmann-json3-dev libgtest-dev
-                      libomp-dev libzip-dev libcli11-dev)
+                      libomp-dev libzip-dev libcli11-dev libicu-dev)
 # The Python package (cmake -DBAGEL_BUILD_PYTHON=ON): pybind11 and the
 # headers of Debian's python3, and what the estimator imports.
 BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-scipy
@@ -12,7 +12,7 @@ BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy p
 # in English, German, Russian and Chinese) for the text and Python package tests.
 BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
                      python3-torch python3-pytest fasttext fortunes fortunes-de fortunes-ru
-                     fortunes-zh)
+                     fortunes-zh unicode-data wngerman wfrench)
 # The defaults benchmark (scripts/bench_defaults.sh): the Debian text its real
 # data sets are made of (scripts/make_bench_data.py) and the peers it runs.
 BAGEL_BENCH_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools

@@ -794,22 +794,29 @@ CsrMatrix read_npz_csr(std::unique_ptr<MappedFile> file) {
 }
 
 void write_npz_csr(const std::string& path, const CsrMatrix& matrix, bool compressed) {
-  if (matrix.indptr().size() != static_cast<std::size_t>(matrix.rows()) + 1)
+  write_npz_csr_arrays(path, matrix.rows(), matrix.cols(), matrix.indptr(), matrix.indices(), "<f4",
+                       bytes_of(matrix.data()), compressed);
+}
+
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, std::span<const std::byte> data,
+                          bool compressed) {
+  if (indptr.size() != static_cast<std::size_t>(rows) + 1)
     throw FileError(path, "cannot write a CSR matrix whose indptr has " +
-                              std::to_string(matrix.indptr().size()) + " entries for " +
-                              std::to_string(matrix.rows()) + " rows");
-  const std::int64_t nnz = matrix.nonZeros();
-  const std::array<std::int64_t, 2> shape = {matrix.rows(), matrix.cols()};
+                              std::to_string(indptr.size()) + " entries for " +
+                              std::to_string(rows) + " rows");
+  const auto nnz = static_cast<std::int64_t>(indices.size());
+  const std::array<std::int64_t, 2> shape = {rows, cols};
   static constexpr std::array<char, 3> kCsr = {'c', 's', 'r'};
   // scipy.sparse.save_npz's member order.
   const std::vector<MemberSpec> members = {
-      {"indices.npy", npy_header("<i4", {nnz}), bytes_of(matrix.indices()), true},
-      {"indptr.npy", npy_header("<i4", {matrix.rows() + 1}), bytes_of(matrix.indptr()), true},
+      {"indices.npy", npy_header("<i4", {nnz}), bytes_of(indices), true},
+      {"indptr.npy", npy_header("<i4", {rows + 1}), bytes_of(indptr), true},
       {"format.npy", npy_header("|S3", {}), bytes_of(std::span<const char>(kCsr)), false},
       {"shape.npy", npy_header("<i8", {2}), bytes_of(std::span<const std::int64_t>(shape)), false},
-      {"data.npy", npy_header("<f4", {nnz}), bytes_of(matrix.data()), true},
+      {"data.npy", npy_header(data_descr, {nnz}), data, true},
   };
-
   AtomicPath tmp(path);
   const std::string file = tmp.temp().string();
   std::vector<std::uint64_t> pads(members.size(), 0);

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "bagel/csr.h"
@@ -62,5 +63,14 @@ class NpzRowChunks {
 // (a zipalign-style extra field in the local headers) so that read_npz_csr
 // can map them in place.
 void write_npz_csr(const std::string& path, const CsrMatrix& matrix, bool compressed);
+
+// The same layout for data of another numpy dtype: `data_descr` is its
+// descr ("<i8", "<f8", "<i4", "<f4") and `data` its little-endian bytes, one
+// value per index (scikit-learn's CountVectorizer makes int64 data,
+// TfidfVectorizer float64).
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, std::span<const std::byte> data,
+                          bool compressed);
 
 }  // namespace bagel

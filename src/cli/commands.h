@@ -103,4 +103,26 @@ struct GenerateOptions {
 CLI::App* add_generate_command(CLI::App& app, GenerateOptions& options);
 int run_generate(const GenerateOptions& options);
 
+struct VectorizeOptions {
+  std::string input;
+  std::string labels;
+  std::string format = "lines";
+  int tsv_label_column = 0;
+  int tsv_text_column = 1;
+  bool tsv_header = false;
+  std::string decode_error = "strict";
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string vectorizer;
+  std::string output;
+  bool compressed = false;
+  std::string vocabulary_out;
+  std::string labels_out;
+  std::string vectorizer_out;
+  int threads = 0;
+  bool quiet = false;
+};
+CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& options);
+int run_vectorize(const VectorizeOptions& options);
+
 }  // namespace bagel::cli

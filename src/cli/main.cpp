@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   bagel::cli::ConvertOptions convert;
   bagel::cli::BenchOptions bench;
   bagel::cli::GenerateOptions generate;
+  bagel::cli::VectorizeOptions vectorize;
   CLI::App* train_cmd = bagel::cli::add_train_command(app, train);
   CLI::App* tune_cmd = bagel::cli::add_tune_command(app, tune);
   CLI::App* predict_cmd = bagel::cli::add_predict_command(app, predict);
@@ -92,8 +93,9 @@ int main(int argc, char** argv) {
   CLI::App* bench_cmd = bagel::cli::add_bench_command(app, bench);
   CLI::App* convert_cmd = bagel::cli::add_convert_command(app, convert);
   CLI::App* generate_cmd = bagel::cli::add_generate_command(app, generate);
-  const std::vector<CLI::App*> commands = {train_cmd,   tune_cmd,    predict_cmd, inspect_cmd,
-                                           bench_cmd,   convert_cmd, generate_cmd};
+  CLI::App* vectorize_cmd = bagel::cli::add_vectorize_command(app, vectorize);
+  const std::vector<CLI::App*> commands = {train_cmd,   tune_cmd,     predict_cmd,  inspect_cmd,
+                                           bench_cmd,   convert_cmd,  generate_cmd, vectorize_cmd};
   for (CLI::App* c : commands) c->footer(kExitStatusHelp);
 
   if (const auto word = unknown_command(argc, argv, commands))
@@ -114,6 +116,7 @@ int main(int argc, char** argv) {
     if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
+    if (vectorize_cmd->parsed()) return bagel::cli::run_vectorize(vectorize);
     return 0;
   } catch (const bagel::Interrupted&) {
     // Stopped by a signal (StopOnSignal): exit as a shell reports that signal.

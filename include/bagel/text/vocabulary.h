@@ -1,0 +1,111 @@
+// Terms and their columns: counting the terms of a corpus in parallel
+// chunks, choosing the vocabulary as CountVectorizer does (min_df, max_df,
+// max_features; columns in code point order), and vocabulary.txt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bagel/csr.h"
+#include "bagel/text/tokenizer.h"
+
+namespace bagel {
+
+// An insert-only set of terms, each with a dense id in order of first
+// insertion; the terms live in one arena (no allocation per term).
+class TermTable {
+ public:
+  TermTable();
+  // The id of `term`, inserting it when new.
+  std::int32_t intern(std::string_view term);
+  // The id of `term`, or -1.
+  std::int32_t find(std::string_view term) const;
+  std::string_view term(std::int32_t id) const {
+    return {arena_.data() + ends_[id], ends_[id + 1] - ends_[id]};
+  }
+  std::int32_t size() const { return static_cast<std::int32_t>(ends_.size() - 1); }
+
+ private:
+  std::size_t slot_of(std::string_view term, std::uint64_t hash) const;
+  void grow();
+
+  std::vector<std::int32_t> slots_;  // term id + 1, or 0 for empty
+  std::vector<std::uint64_t> hashes_;
+  std::vector<std::size_t> ends_;    // term i is arena_[ends_[i], ends_[i + 1])
+  std::string arena_;
+};
+
+// How many documents a term may be in: scikit-learn's int (a count) or
+// float (a fraction of the documents) min_df / max_df.
+struct DocumentLimit {
+  bool fraction = false;
+  double value = 1;
+  double documents(std::int64_t n_documents) const {
+    return fraction ? value * static_cast<double>(n_documents) : value;
+  }
+};
+
+struct VocabularyLimits {
+  DocumentLimit min_df{false, 1};
+  DocumentLimit max_df{true, 1.0};
+  std::optional<std::int64_t> max_features;
+  bool binary = false;  // counts become 1 before max_features ranks terms
+};
+
+// One entry per (document, term) in a CountVectorizer row's order.
+struct TermEntries {
+  std::vector<std::int64_t> indptr;  // rows + 1
+  std::vector<std::int32_t> columns;
+  std::vector<std::int32_t> counts;
+};
+
+// A fitted vocabulary: terms by column, and a table to find a term's column.
+class Vocabulary {
+ public:
+  Vocabulary() = default;
+  explicit Vocabulary(std::vector<std::string> terms_by_column);
+  std::int32_t size() const { return table_.size(); }
+  std::string_view term(std::int32_t column) const { return table_.term(column); }
+  std::int32_t column(std::string_view term) const { return table_.find(term); }
+
+  // FOLDER/vocabulary.txt: UTF-8, line i holds column i's term; '\n', '\r'
+  // and '\\' in a term are written as the two characters \n, \r and \\.
+  void write(const std::string& path) const;
+  // Reads what write() writes. Errors (FileError) name the file and line:
+  // bytes that are not UTF-8, an unknown escape, a repeated term.
+  static Vocabulary read(const std::string& path);
+
+ private:
+  TermTable table_;
+};
+
+// CountVectorizer.fit_transform's counting and vocabulary: documents split
+// into chunks counted in parallel, merged in document order (so a term's
+// first-seen id is the one a sequential pass gives), then pruned and sorted
+// by code point. Rows list their terms as scikit-learn's do (ascending
+// first-seen id, see vectorizer.cpp). Throws ConfigError(field_prefix...) for
+// limits no term passes, with scikit-learn's messages.
+struct FittedCounts {
+  Vocabulary vocabulary;
+  TermEntries entries;                  // columns of the fitted vocabulary
+  std::vector<std::int64_t> document_frequency;  // by column
+};
+FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> documents,
+                        const VocabularyLimits& limits, int threads,
+                        const std::string& field_prefix);
+
+// CountVectorizer.transform: terms not in the vocabulary are ignored; rows
+// in ascending column order (X.sort_indices()).
+TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
+                              std::span<const std::string> documents, int threads);
+
+// How the documents are split for `threads` threads: the bounds of
+// contiguous chunks (several per thread, for balance; one when single
+// threaded or few documents), chunk c being [bounds[c], bounds[c + 1]).
+std::vector<std::size_t> document_chunks(std::size_t documents, int threads);
+
+}  // namespace bagel

@@ -1,0 +1,175 @@
+// bagel vectorize: raw text -> the CSR .npz scikit-learn's vectorizers make,
+// with the vocabulary, the labels and the fitted vectorizer beside it.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "bagel/atomic_file.h"
+#include "bagel/cores.h"
+#include "bagel/error.h"
+#include "bagel/json_parse.h"
+#include "bagel/text/text_corpus.h"
+#include "bagel/text/vectorizer.h"
+#include "cli_paths.h"
+#include "commands.h"
+
+namespace bagel::cli {
+
+namespace {
+
+TextFormat parse_format(const std::string& name) {
+  if (name == "lines") return TextFormat::lines;
+  if (name == "fasttext") return TextFormat::fasttext;
+  if (name == "tsv") return TextFormat::tsv;
+  return TextFormat::folder;
+}
+
+DecodeError parse_decode_error(const std::string& name) {
+  if (name == "ignore") return DecodeError::ignore;
+  if (name == "replace") return DecodeError::replace;
+  return DecodeError::strict;
+}
+
+// The vectorizer's settings: --config's object (its "vectorizer" section
+// when it is a whole bagel config), then each --set key=value on top.
+nlohmann::json settings_from(const VectorizeOptions& o) {
+  nlohmann::json settings = nlohmann::json::object();
+  if (!o.config.empty()) {
+    settings = read_json_file(o.config, "vectorizer config");
+    if (settings.is_object() && settings.contains("vectorizer")) settings = settings["vectorizer"];
+  }
+  for (const std::string& assignment : o.overrides) {
+    const std::size_t eq = assignment.find('=');
+    const std::string where = "--set " + assignment;
+    if (eq == std::string::npos || eq == 0)
+      throw UsageError(where, "expected KEY=VALUE (a vectorizer option, e.g. ngram_range=[1,2])");
+    const std::string key = assignment.substr(0, eq);
+    const std::string text = assignment.substr(eq + 1);
+    const std::optional<nlohmann::json> value = parse_json_value(text, where);
+    settings[key] = value ? *value : nlohmann::json(text);
+  }
+  return settings;
+}
+
+// A --set or --config key error is the user's to fix on the command line
+// when it came from --set.
+VectorizerOptions parse_options(const VectorizeOptions& o, const nlohmann::json& settings) {
+  try {
+    return vectorizer_options_from_json(settings, o.config.empty() ? "vectorizer" : o.config);
+  } catch (const ConfigError& e) {
+    if (o.config.empty() && !o.overrides.empty()) throw UsageError("--set " + e.field().substr(e.field().find('.') + 1), e.message());
+    throw;
+  }
+}
+
+void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::string text;
+  for (const std::string& line : lines) text += line + "\n";
+  create_parent_folder(path);
+  write_file_atomic(path, text);
+}
+
+}  // namespace
+
+CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "vectorize",
+      "Raw text -> CSR .npz, exactly as scikit-learn's CountVectorizer, TfidfVectorizer or "
+      "HashingVectorizer would make it (same vocabulary order, same arrays)");
+  cmd->add_option("--input,-i", o.input, "Text: one document per line (or see --format); - reads stdin")
+      ->required();
+  cmd->add_option("--labels", o.labels, "lines format: labels, one per line, one per document");
+  cmd->add_option("--format", o.format, "Input layout: lines, fasttext, tsv, folder")
+      ->check(CLI::IsMember({"lines", "fasttext", "tsv", "folder"}))
+      ->capture_default_str();
+  cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based)")
+      ->capture_default_str();
+  cmd->add_option("--tsv-text-column", o.tsv_text_column, "tsv: the document's column (0-based)")
+      ->capture_default_str();
+  cmd->add_flag("--tsv-header", o.tsv_header, "tsv: the first line names the columns");
+  cmd->add_option("--decode-error", o.decode_error, "Bytes that are not UTF-8: strict, ignore, replace")
+      ->check(CLI::IsMember({"strict", "ignore", "replace"}))
+      ->capture_default_str();
+  cmd->add_option("--config,-c", o.config,
+                  "JSON object of vectorizer options (scikit-learn's argument names; a bagel config's "
+                  "\"vectorizer\" section is used when it has one)");
+  cmd->add_option("--set", o.overrides, "Set one option: KEY=VALUE (JSON value, or a bare string)");
+  cmd->add_option("--vectorizer", o.vectorizer,
+                  "Apply a fitted vectorizer (a folder written by --vectorizer-out) instead of fitting one");
+  cmd->add_option("--output,-o", o.output, "The CSR .npz (scipy.sparse.load_npz reads it)")->required();
+  cmd->add_flag("--compressed", o.compressed, "Deflate the .npz (default: stored, mmap-able)");
+  cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order");
+  cmd->add_option("--labels-out", o.labels_out, "Write the documents' labels, one per line");
+  cmd->add_option("--vectorizer-out", o.vectorizer_out,
+                  "Write the fitted vectorizer to this folder (vectorizer.json, vocabulary.txt)");
+  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_flag("--quiet,-q", o.quiet, "No summary line");
+  return cmd;
+}
+
+int run_vectorize(const VectorizeOptions& o) {
+  if (!o.vectorizer.empty() && (!o.config.empty() || !o.overrides.empty()))
+    throw UsageError("--vectorizer", "a fitted vectorizer takes no --config or --set");
+  for (const auto& [path, option] : {std::pair{o.output, "--output"}, {o.vocabulary_out, "--vocabulary-out"},
+                                     {o.labels_out, "--labels-out"}})
+    if (!path.empty()) check_output_file(path, option);
+  const int threads = resolve_threads(o.threads);
+  std::optional<Vectorizer> fitted;
+  VectorizerOptions options;
+  if (!o.vectorizer.empty()) {
+    const std::string settings_path = (std::filesystem::path(o.vectorizer) / "vectorizer.json").string();
+    fitted = Vectorizer::load(read_json_file(settings_path, "vectorizer"), o.vectorizer);
+  } else {
+    options = parse_options(o, settings_from(o));
+  }
+
+  TextInput input;
+  input.path = o.input;
+  input.format = parse_format(o.format);
+  input.labels_path = o.labels;
+  input.tsv_label_column = o.tsv_label_column;
+  input.tsv_text_column = o.tsv_text_column;
+  input.tsv_header = o.tsv_header;
+  input.decode_error = parse_decode_error(o.decode_error);
+  const auto start = std::chrono::steady_clock::now();
+  const TextCorpus corpus = read_text_corpus(input);
+  std::size_t bytes = 0;
+  for (const std::string& d : corpus.documents) bytes += d.size() + 1;
+
+  TextMatrix x;
+  if (fitted) {
+    x = fitted->transform(corpus.documents, threads);
+  } else {
+    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus.documents, threads);
+    x = std::move(matrix);
+    fitted = std::move(vectorizer);
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  create_parent_folder(o.output);
+  write_text_matrix(o.output, x, o.compressed);
+  if (!o.vocabulary_out.empty()) {
+    std::vector<std::string> terms;
+    for (Index c = 0; c < fitted->features() && fitted->options().kind != VectorizerKind::hashing; ++c)
+      terms.push_back(fitted->feature_name(c));
+    create_parent_folder(o.vocabulary_out);
+    Vocabulary(terms).write(o.vocabulary_out);
+  }
+  if (!o.labels_out.empty()) {
+    if (!corpus.labels) throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
+    write_lines(o.labels_out, corpus.labels->names);
+  }
+  if (!o.vectorizer_out.empty()) {
+    std::filesystem::create_directories(o.vectorizer_out);
+    write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted->to_json().dump(2) + "\n");
+    fitted->save_vocabulary(o.vectorizer_out);
+  }
+  if (!o.quiet)
+    std::fprintf(stderr, "vectorize: %zu documents, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
+                 corpus.size(), static_cast<int>(x.cols), static_cast<long long>(x.nonZeros()), seconds,
+                 static_cast<double>(bytes) / 1e6 / seconds, static_cast<double>(corpus.size()) / seconds);
+  return 0;
+}
+
+}  // namespace bagel::cli

@@ -1,0 +1,255 @@
+#include "bagel/text/tokenizer.h"
+
+#include <unicode/regex.h>
+#include <unicode/utext.h>
+
+#include <array>
+
+#include "bagel/error.h"
+
+namespace bagel {
+
+namespace {
+
+constexpr std::array<bool, 128> ascii_word_table() {
+  std::array<bool, 128> table{};
+  for (int c = 0; c < 128; ++c)
+    table[c] = (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_';
+  return table;
+}
+constexpr std::array<bool, 128> kAsciiWord = ascii_word_table();
+
+// Python's classes as ICU sets. A code point Python 3.11 does not know
+// (assigned after Unicode 14.0) is in none of them.
+const std::string kAge = "[\\p{Age=" + std::to_string(kPythonUnicodeMajor) + "." +
+                         std::to_string(kPythonUnicodeMinor) + "}]";
+std::string word_set() { return "[[\\p{L}\\p{Nt=De}\\p{Nt=Di}\\p{Nt=Nu}_]&&" + kAge + "]"; }
+std::string digit_set() { return "[\\p{Nt=De}&&" + kAge + "]"; }
+std::string space_set() {
+  return "[\\t\\n\\x0B\\f\\r\\x1C-\\x20\\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F"
+         "\\u205F\\u3000]";
+}
+std::string complement(const std::string& set) { return "[^" + set + "]"; }
+
+std::string icu_error(UErrorCode status, const UParseError* where) {
+  std::string text = u_errorName(status);
+  if (where != nullptr && where->offset >= 0)
+    text += " at offset " + std::to_string(where->offset);
+  return text;
+}
+
+}  // namespace
+
+struct Analyzer::Pattern {
+  std::unique_ptr<icu::RegexPattern> regex;
+};
+
+struct Analyzer::Scratch::Matcher {
+  std::unique_ptr<icu::RegexMatcher> regex;
+  UText text = UTEXT_INITIALIZER;
+  ~Matcher() { utext_close(&text); }
+};
+
+Analyzer::Scratch::Scratch() = default;
+Analyzer::Scratch::~Scratch() = default;
+Analyzer::Scratch::Scratch(Scratch&&) noexcept = default;
+
+std::string translate_python_pattern(const std::string& pattern, const std::string& field) {
+  const std::string w = word_set();
+  const std::string boundary = "(?:(?<=" + w + ")(?!" + w + ")|(?<!" + w + ")(?=" + w + "))";
+  const std::string not_boundary = "(?:(?<=" + w + ")(?=" + w + ")|(?<!" + w + ")(?!" + w + "))";
+  std::string out;
+  int class_depth = 0;
+  std::size_t class_start = 0;  // where the members of the innermost [...] begin
+  for (std::size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      const char e = pattern[++i];
+      switch (e) {
+        case 'w': out += w; break;
+        case 'W': out += complement(w); break;
+        case 'd': out += digit_set(); break;
+        case 'D': out += complement(digit_set()); break;
+        case 's': out += space_set(); break;
+        case 'S': out += complement(space_set()); break;
+        case 'b': out += class_depth > 0 ? "\\x08" : boundary; break;
+        case 'B':
+          if (class_depth > 0) throw ConfigError(field, "\\B inside [...] is not a Python escape");
+          out += not_boundary;
+          break;
+        case 'Z': out += "\\z"; break;
+        default: out += '\\'; out += e;
+      }
+      continue;
+    }
+    if (class_depth > 0) {
+      // A ']' first in a class (after '[' or '[^') is a member, as in Python.
+      if (c == ']' && out.size() > class_start) --class_depth;
+      // Python's literals that ICU's sets would read as syntax (a nested
+      // set, a string {ab}, an operator, a variable).
+      if (std::string_view("[{}&$").find(c) != std::string_view::npos) out += '\\';
+      out += c;
+      continue;
+    }
+    if (c == '[') {
+      ++class_depth;
+      out += c;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
+      class_start = out.size();
+      continue;
+    }
+    if (c == '(' && pattern.compare(i, 3, "(?P") == 0) {
+      if (pattern.compare(i, 4, "(?P<") == 0) {
+        out += "(?<";
+        i += 3;
+        continue;
+      }
+      throw ConfigError(field, "Python's (?P=name) back-references are not supported; use \\k<name>");
+    }
+    if (c == '(' && pattern.compare(i, 2, "(?") == 0) {
+      // Inline flags: (?u) is Python's default for str patterns and goes;
+      // (?a) and (?L) change \w's meaning in ways ICU has no switch for.
+      std::size_t j = i + 2;
+      std::string flags;
+      while (j < pattern.size() && std::string_view("aiLmsux").find(pattern[j]) != std::string_view::npos)
+        flags += pattern[j++];
+      if (!flags.empty() && j < pattern.size() && (pattern[j] == ')' || pattern[j] == ':' || pattern[j] == '-')) {
+        if (flags.find_first_of("aL") != std::string::npos)
+          throw ConfigError(field, "the (?a) and (?L) flags are not supported (Unicode matching only)");
+        std::string kept;
+        for (const char f : flags)
+          if (f != 'u') kept += f;
+        if (kept.empty() && pattern[j] == ')') {
+          i = j;
+          continue;
+        }
+        out += "(?" + kept;
+        i = j - 1;
+        continue;
+      }
+    }
+    out += c;
+  }
+  return out;
+}
+
+Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
+    : options_(std::move(options)), word_chars_(&word_chars()) {
+  if (options_.ngram_min < 1 || options_.ngram_max < options_.ngram_min)
+    throw ConfigError(field_prefix + "ngram_range",
+                      "expected [min_n, max_n] with 1 <= min_n <= max_n, found [" +
+                          std::to_string(options_.ngram_min) + ", " +
+                          std::to_string(options_.ngram_max) + "]");
+  default_pattern_ = options_.token_pattern == kDefaultTokenPattern;
+  if (!default_pattern_) {
+    const std::string field = field_prefix + "token_pattern";
+    const std::string translated = translate_python_pattern(options_.token_pattern, field);
+    UParseError where{};
+    UErrorCode status = U_ZERO_ERROR;
+    pattern_ = std::make_unique<Pattern>();
+    pattern_->regex.reset(icu::RegexPattern::compile(
+        icu::UnicodeString::fromUTF8(translated), 0, where, status));
+    if (U_FAILURE(status))
+      throw ConfigError(field, "not a regular expression bagel can run (" + icu_error(status, &where) +
+                                   "): " + options_.token_pattern);
+    status = U_ZERO_ERROR;
+    std::unique_ptr<icu::RegexMatcher> probe(pattern_->regex->matcher(status));
+    const int groups = U_SUCCESS(status) ? probe->groupCount() : 0;
+    if (groups > 1)
+      throw ConfigError(field, "More than 1 capturing group in token pattern. Only a single group "
+                               "should be captured.");
+    group_ = groups;
+  }
+  for (const std::string& word : options_.stop_words) stop_set_.insert(word);
+}
+
+Analyzer::~Analyzer() = default;
+Analyzer::Analyzer(Analyzer&&) noexcept = default;
+Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
+
+std::string_view Analyzer::preprocess(std::string_view document, Scratch& scratch) const {
+  std::string_view text = document;
+  if (options_.lowercase) {
+    python_lower(text, scratch.lowered_);
+    text = scratch.lowered_;
+  }
+  if (options_.strip_accents == StripAccents::unicode) {
+    strip_accents_unicode(text, scratch.stripped_);
+    text = scratch.stripped_;
+  } else if (options_.strip_accents == StripAccents::ascii) {
+    strip_accents_ascii(text, scratch.stripped_);
+    text = scratch.stripped_;
+  }
+  return text;
+}
+
+void Analyzer::tokenize(std::string_view text, Scratch& scratch) const {
+  if (default_pattern_)
+    scan_words(text, scratch.tokens_);
+  else
+    match_pattern(text, scratch);
+  if (stop_set_.empty()) return;
+  std::vector<std::string_view>& tokens = scratch.tokens_;
+  std::size_t kept = 0;
+  for (const std::string_view token : tokens)
+    if (!stop_set_.contains(token)) tokens[kept++] = token;
+  tokens.resize(kept);
+}
+
+// `\b\w\w+\b` found by hand: every maximal run of word characters two code
+// points long or longer (a match can only start where a run starts, and
+// \w\w+ then takes the whole run).
+void Analyzer::scan_words(std::string_view text, std::vector<std::string_view>& tokens) const {
+  tokens.clear();
+  const WordChars& word = *word_chars_;
+  const std::size_t size = text.size();
+  std::size_t i = 0;
+  while (i < size) {
+    const std::size_t start = i;
+    const auto b = static_cast<unsigned char>(text[i]);
+    const bool is_word = b < 0x80 ? (++i, kAsciiWord[b]) : word.contains(next_code_point(text, i));
+    if (!is_word) continue;
+    std::size_t length = 1;
+    while (i < size) {
+      const auto d = static_cast<unsigned char>(text[i]);
+      if (d < 0x80) {
+        if (!kAsciiWord[d]) break;
+        ++i;
+      } else {
+        std::size_t j = i;
+        if (!word.contains(next_code_point(text, j))) break;
+        i = j;
+      }
+      ++length;
+    }
+    if (length >= 2) tokens.push_back(text.substr(start, i - start));
+  }
+}
+
+// re.findall over ICU: non-overlapping matches left to right, empty matches
+// included (an empty match next to the previous match is allowed, as since
+// Python 3.7); with a group, the group's text ("" when it did not take part).
+void Analyzer::match_pattern(std::string_view text, Scratch& scratch) const {
+  std::vector<std::string_view>& tokens = scratch.tokens_;
+  tokens.clear();
+  UErrorCode status = U_ZERO_ERROR;
+  if (!scratch.matcher_) {
+    scratch.matcher_ = std::make_unique<Scratch::Matcher>();
+    scratch.matcher_->regex.reset(pattern_->regex->matcher(status));
+    if (U_FAILURE(status)) throw Error(std::string("ICU regex matcher: ") + u_errorName(status));
+  }
+  Scratch::Matcher& m = *scratch.matcher_;
+  utext_openUTF8(&m.text, text.data(), static_cast<std::int64_t>(text.size()), &status);
+  m.regex->reset(&m.text);
+  while (U_SUCCESS(status) && m.regex->find(status)) {
+    const std::int64_t begin = m.regex->start64(group_, status);
+    const std::int64_t end = m.regex->end64(group_, status);
+    if (begin < 0)
+      tokens.emplace_back();
+    else
+      tokens.push_back(text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
+  }
+  if (U_FAILURE(status)) throw Error(std::string("token_pattern: ICU regex: ") + u_errorName(status));
+}
+
+}  // namespace bagel

@@ -1,0 +1,245 @@
+"""bagel vectorize against scikit-learn's CountVectorizer, TfidfVectorizer and
+HashingVectorizer on text Debian ships: the same vocabulary in the same order
+and the same data/indices/indptr arrays (and dtypes), option by option.
+
+Corpora (each line one document, sampled to keep the run short):
+  english   fortunes (package fortunes)
+  world     German, Russian and Chinese fortunes, German and French
+            dictionaries (fortunes-de, fortunes-ru, fortunes-zh, wngerman, wfrench)
+  symbols   Unicode's emoji-test.txt (unicode-data: emoji, many scripts) and
+            hand-made lines for the hard cases of lowercasing and accents
+"""
+
+import json
+import os
+import random
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
+
+from cli_helpers import run_bagel
+
+FORTUNES = Path("/usr/share/games/fortunes")
+HANDMADE = [
+    "İstanbul İSTANBUL i̇stanbul",          # 'İ'.lower() is 'i' + U+0307
+    "STRASSE Straße STRAẞE ß",              # ß stays, ẞ lowers to ß
+    "ΟΔΟΣ ΟΔΟΣ. ΣΑΣ Σ ΑΣ' ΑΣ\u0301Α",      # final sigma by context
+    "e\u0301te\u0301 été ÉTÉ ﬁnance ﬀ Ⅻ ①②",  # combining marks, ligatures, numerals
+    "中文字符 日本語のテキスト 한국어 텍스트 ｆｕｌｌｗｉｄｔｈ",
+    "snake_case __dunder__ x² 3½ ٣٤ ๒๓ a_b",
+    "tab\tseparated\u00a0nbsp\u2003emspace\u3000ideographic",
+    "ǅemal ǈubljana ᾈ ᾼ ΐ",                  # titlecase letters, Greek with ypogegrammeni
+    "word\u200dword zero\u200bwidth \U0001F600smile \U0001F44D\U0001F3FDthumb",
+]
+
+KINDS = {"count": CountVectorizer, "tfidf": TfidfVectorizer, "hashing": HashingVectorizer}
+
+
+def fortune_lines(paths, limit, seed):
+    lines = []
+    for path in paths:
+        for raw in path.read_bytes().split(b"\n"):
+            if raw.strip() and raw != b"%":
+                try:
+                    lines.append(raw.decode("utf-8").replace("\r", " "))
+                except UnicodeDecodeError:
+                    pass
+    random.Random(seed).shuffle(lines)
+    return lines[:limit]
+
+
+def build_corpora(folder):
+    english = fortune_lines([p for p in FORTUNES.iterdir() if p.is_file() and not p.suffix], 10000, 1)
+    world = fortune_lines(
+        [p for d in ("de", "ru") for p in (FORTUNES / d).iterdir() if p.is_file() and not p.suffix]
+        + [FORTUNES / n for n in ("chinese", "tang300", "song100")], 6000, 2)
+    words = fortune_lines([Path("/usr/share/dict/ngerman"), Path("/usr/share/dict/french")], 8000, 3)
+    world += [" ".join(words[i:i + 6]) for i in range(0, len(words), 6)]
+    random.Random(4).shuffle(world)
+    emoji = [line for line in Path("/usr/share/unicode/emoji/emoji-test.txt").read_text("utf-8").split("\n")
+             if line and not line.startswith("#")]
+    symbols = emoji[::2] + HANDMADE * 3
+    corpora = {}
+    for name, docs in (("english", english), ("world", world), ("symbols", symbols)):
+        path = folder / f"{name}.txt"
+        path.write_text("".join(d + "\n" for d in docs), encoding="utf-8")
+        corpora[name] = (path, docs)
+    return corpora
+
+
+def read_vocabulary(path):
+    text = path.read_text("utf-8")
+    terms = text.split("\n")[:-1]
+    out = []
+    for t in terms:
+        s, i = [], 0
+        while i < len(t):
+            if t[i] == "\\":
+                s.append({"n": "\n", "r": "\r", "\\": "\\"}[t[i + 1]])
+                i += 2
+            else:
+                s.append(t[i])
+                i += 1
+        out.append("".join(s))
+    return out
+
+
+class VectorizeMatchesScikitLearn(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.tmp.name)
+        cls.corpora = build_corpora(cls.folder)
+        (cls.folder / "stop.txt").write_text("the\nand\nof\nder\ndie\nund\nи\nв\n", encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def bagel(self, corpus, params, *extra):
+        path, _ = self.corpora[corpus]
+        out = self.folder / "out.npz"
+        vocab = self.folder / "vocab.txt"
+        args = ["vectorize", "-q", "-i", path, "-o", out, "--vocabulary-out", vocab, "--threads", "2"]
+        for key, value in params.items():
+            args += ["--set", f"{key}={json.dumps(value)}"]
+        proc = run_bagel(*args, *extra)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return sp.load_npz(out), read_vocabulary(vocab)
+
+    def sklearn_params(self, params):
+        p = {k: v for k, v in params.items() if k != "kind"}
+        if "ngram_range" in p:
+            p["ngram_range"] = tuple(p["ngram_range"])
+        if p.get("stop_words"):
+            p["stop_words"] = (self.folder / "stop.txt").read_text("utf-8").split()
+        if "dtype" in p:
+            p["dtype"] = getattr(np, p["dtype"])
+        return p
+
+    def assert_same(self, ours, theirs, what):
+        self.assertEqual(ours.shape, theirs.shape, what)
+        self.assertEqual(ours.dtype, theirs.dtype, what)
+        self.assertEqual(ours.indices.dtype, theirs.indices.dtype, what)
+        np.testing.assert_array_equal(ours.indptr, theirs.indptr, err_msg=what)
+        np.testing.assert_array_equal(ours.indices, theirs.indices, err_msg=what)
+        # Bit for bit: the float64 tf-idf values too.
+        np.testing.assert_array_equal(ours.data.view(np.uint8), theirs.data.view(np.uint8), err_msg=what)
+
+    def check(self, corpus, params):
+        kind = params.get("kind", "count")
+        what = f"{corpus} {params}"
+        with self.subTest(what):
+            bagel_params = dict(params)
+            if bagel_params.get("stop_words"):
+                bagel_params["stop_words"] = str(self.folder / "stop.txt")
+            ours, vocabulary = self.bagel(corpus, bagel_params)
+            vectorizer = KINDS[kind](**self.sklearn_params(params))
+            theirs = vectorizer.fit_transform(self.corpora[corpus][1])
+            self.assert_same(ours, theirs, what)
+            if kind != "hashing":
+                self.assertEqual(vocabulary, list(vectorizer.get_feature_names_out()), what)
+
+    def test_count_vectorizer_defaults_on_every_corpus(self):
+        for corpus in self.corpora:
+            self.check(corpus, {})
+
+    def test_count_vectorizer_options(self):
+        for params in [
+            {"lowercase": False},
+            {"ngram_range": [1, 2]},
+            {"ngram_range": [2, 3], "min_df": 2},
+            {"min_df": 3, "max_df": 200},
+            {"min_df": 0.0005, "max_df": 0.05},
+            {"max_features": 500},              # many terms tie on their counts
+            {"max_features": 3000, "binary": True},
+            {"binary": True},
+            {"strip_accents": "ascii"},
+            {"strip_accents": "unicode"},
+            {"stop_words": True},
+            {"token_pattern": r"(?u)\b\w+\b"},
+            {"token_pattern": r"(\w+)[.,!?]"},
+            {"token_pattern": r"[^\s]+"},
+            {"dtype": "float32"},
+            {"dtype": "int32"},
+        ]:
+            for corpus in ("english", "world"):
+                self.check(corpus, params)
+        for params in ({"strip_accents": "unicode"}, {"strip_accents": "ascii"}, {"lowercase": False},
+                       {"token_pattern": r"\S\S+"}, {"ngram_range": [1, 3]}):
+            self.check("symbols", params)
+
+    def test_tfidf_vectorizer_options(self):
+        for params in [
+            {},
+            {"norm": "l1"},
+            {"norm": None},
+            {"use_idf": False},
+            {"smooth_idf": False},
+            {"sublinear_tf": True},
+            {"sublinear_tf": True, "norm": "l1", "smooth_idf": False},
+            {"binary": True, "ngram_range": [1, 2], "max_features": 2000},
+        ]:
+            for corpus in ("english", "world"):
+                self.check(corpus, {"kind": "tfidf", **params})
+        self.check("symbols", {"kind": "tfidf"})
+
+    def test_hashing_vectorizer_options(self):
+        for params in [
+            {},
+            {"n_features": 16},                 # collisions of opposite signs
+            {"n_features": 1000, "alternate_sign": False},
+            {"n_features": 4096, "norm": "l1"},
+            {"n_features": 4096, "norm": None, "binary": True},
+            {"norm": None, "ngram_range": [1, 2]},
+        ]:
+            for corpus in ("english", "world", "symbols"):
+                self.check(corpus, {"kind": "hashing", **params})
+
+    def test_saved_vectorizer_transforms_new_text_as_scikit_learn(self):
+        train, test = "english", "world"
+        for params in ({}, {"kind": "tfidf", "sublinear_tf": True}, {"max_features": 800, "ngram_range": [1, 2]}):
+            with self.subTest(params):
+                saved = self.folder / "fitted"
+                self.bagel(train, params, "--vectorizer-out", saved)
+                out = self.folder / "new.npz"
+                proc = run_bagel("vectorize", "-q", "-i", self.corpora[test][0], "--vectorizer", saved, "-o", out)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                kind = params.get("kind", "count")
+                vectorizer = KINDS[kind](**self.sklearn_params(params)).fit(self.corpora[train][1])
+                self.assert_same(sp.load_npz(out), vectorizer.transform(self.corpora[test][1]), str(params))
+
+    def test_labels_are_written_beside_the_matrix(self):
+        path, docs = self.corpora["english"]
+        labels = self.folder / "labels.txt"
+        labels.write_text("".join(("long" if len(d) > 40 else "short") + "\n" for d in docs))
+        out_labels = self.folder / "labels_out.txt"
+        proc = run_bagel("vectorize", "-i", path, "--labels", labels, "-o", self.folder / "x.npz",
+                         "--labels-out", out_labels)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(out_labels.read_text(), labels.read_text())
+        self.assertRegex(proc.stderr, r"vectorize: \d+ documents, \d+ terms, \d+ non-zeros")
+
+    def test_bad_options_are_one_line_errors_naming_the_option(self):
+        path, _ = self.corpora["english"]
+        for setting, expected in [
+            ("max_df=1.5", "max_df"),
+            ("kind=bag", "kind"),
+            ("ngram_range=[2,1]", "ngram_range"),
+            ("token_pattern=(a)(b)", "More than 1 capturing group"),
+            ("min_df=0.99", "After pruning, no terms remain"),
+            ("lowercas=false", "lowercas"),
+        ]:
+            with self.subTest(setting):
+                proc = run_bagel("vectorize", "-i", path, "-o", self.folder / "bad.npz", "--set", setting)
+                self.assertNotEqual(proc.returncode, 0)
+                self.assertIn(expected, proc.stderr)
+                self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()

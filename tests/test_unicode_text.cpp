@@ -1,0 +1,187 @@
+// Python's meaning of characters, checked on every code point against
+// /usr/bin/python3 (Debian's Python 3.11, Unicode 14.0), with bagel's ICU
+// (Unicode 15.0) limited to what Python knows.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <sstream>
+
+#include "bagel/error.h"
+#include "bagel/text/tokenizer.h"
+#include "bagel/text/unicode_text.h"
+#include "python_oracle.h"
+
+namespace bagel {
+namespace {
+
+bool is_surrogate(char32_t c) { return c >= 0xD800 && c <= 0xDFFF; }
+
+std::string utf8(char32_t c) {
+  std::string s;
+  append_utf8(c, s);
+  return s;
+}
+
+// Python's per-code-point answers: one line per code point whose answer is
+// not the trivial one, "HEX" or "HEX MAPPED-HEX...".
+std::string python_table(const std::string& mode) {
+  const auto out = testing::run_python(R"(
+import sys, unicodedata
+assert unicodedata.unidata_version == "14.0.0", unicodedata.unidata_version
+mode = ")" + mode + R"("
+lines = []
+for c in range(0x110000):
+    if 0xD800 <= c <= 0xDFFF: continue
+    ch = chr(c)
+    if mode == "w":
+        if ch.isalnum() or ch == "_": lines.append("%X" % c)
+        continue
+    if mode == "space":
+        if ch.isspace(): lines.append("%X" % c)
+        continue
+    if mode == "lower": r = ch.lower()
+    elif mode == "unicode":
+        r = ch if c < 128 else "".join(x for x in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(x))
+    else: r = unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode("ascii")
+    if r != ch: lines.append("%X" % c + "".join(" %X" % ord(x) for x in r))
+print("\n".join(lines))
+)");
+  return out ? *out : "";
+}
+
+template <class Answer>
+std::string bagel_table(Answer answer) {
+  std::ostringstream lines;
+  for (char32_t c = 0; c < 0x110000; ++c)
+    if (!is_surrogate(c)) answer(c, lines);
+  return lines.str();
+}
+
+std::string mapping_line(char32_t c, const std::string& mapped) {
+  std::ostringstream line;
+  line << std::hex << std::uppercase << static_cast<unsigned>(c);
+  for (std::size_t i = 0; i < mapped.size();) line << ' ' << static_cast<unsigned>(next_code_point(mapped, i));
+  line << '\n';
+  return line.str();
+}
+
+template <class Map>
+std::string mapped_table(Map map) {
+  std::string out;
+  return bagel_table([&](char32_t c, std::ostringstream& lines) {
+    const std::string in = utf8(c);
+    map(in, out);
+    if (out != in) lines << mapping_line(c, out);
+  });
+}
+
+#define REQUIRE_PYTHON(table) \
+  if ((table).empty()) GTEST_SKIP() << "/usr/bin/python3 with unicodedata 14.0 is needed"
+
+TEST(UnicodeText, WordCharactersAreRegexWordOfPythonOnEveryCodePoint) {
+  const std::string expected = python_table("w");
+  REQUIRE_PYTHON(expected);
+  const WordChars& word = word_chars();
+  const std::string ours = bagel_table([&](char32_t c, std::ostringstream& lines) {
+    if (word.contains(c)) lines << std::hex << std::uppercase << static_cast<unsigned>(c) << '\n';
+  });
+  EXPECT_EQ(ours, expected);
+}
+
+TEST(UnicodeText, LowercaseIsPythonStrLowerOnEveryCodePoint) {
+  const std::string expected = python_table("lower");
+  REQUIRE_PYTHON(expected);
+  // Code points below 0x80 take the ASCII path, the rest ICU's.
+  EXPECT_EQ(mapped_table(python_lower), expected);
+}
+
+TEST(UnicodeText, StripAccentsIsScikitLearnsOnEveryCodePoint) {
+  const std::string unicode = python_table("unicode");
+  REQUIRE_PYTHON(unicode);
+  EXPECT_EQ(mapped_table(strip_accents_unicode), unicode);
+  EXPECT_EQ(mapped_table(strip_accents_ascii), python_table("ascii"));
+}
+
+TEST(UnicodeText, SpaceIsPythonIsspaceOnEveryCodePoint) {
+  const std::string expected = python_table("space");
+  REQUIRE_PYTHON(expected);
+  const std::string ours = bagel_table([&](char32_t c, std::ostringstream& lines) {
+    if (is_python_space(c)) lines << std::hex << std::uppercase << static_cast<unsigned>(c) << '\n';
+  });
+  EXPECT_EQ(ours, expected);
+}
+
+// Final sigma and the other context-dependent mappings depend on the
+// neighbours: random strings of cased, case-ignorable and other characters.
+TEST(UnicodeText, LowercaseOfRandomStringsWithSigmaIsPythons) {
+  const std::vector<std::string> pool = {"Σ", "σ", "A", "a", "'", ".", " ", "\u0301", "\u00AD", "İ", "ß",
+                                         "ẞ", "ǅ", "1", "\u02B0", "\u0345", "ΐ", "Ω", "\u200D", ":"};
+  std::mt19937 rng(7);
+  std::vector<std::string> inputs;
+  for (int i = 0; i < 4000; ++i) {
+    std::string s;
+    const int length = 1 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < length; ++k) s += pool[rng() % pool.size()];
+    inputs.push_back(s);
+  }
+  std::string literal = "docs = [";
+  for (const std::string& s : inputs) {
+    literal += "bytes([";
+    for (const unsigned char ch : s) literal += std::to_string(ch) + ",";
+    literal += "]).decode(),";
+  }
+  const auto out = testing::run_python(literal + "]\nprint('\\n'.join(d.lower() for d in docs))\n");
+  if (!out) GTEST_SKIP() << "/usr/bin/python3 is needed";
+  std::istringstream expected(*out);
+  std::string line, ours;
+  for (const std::string& s : inputs) {
+    std::getline(expected, line);
+    python_lower(s, ours);
+    EXPECT_EQ(ours, line) << "input: " << s;
+  }
+}
+
+// A custom token pattern goes through ICU's regex engine with Python's \w:
+// r"\w" over every code point finds exactly the word characters.
+TEST(UnicodeText, CustomPatternWordClassIsPythonsOnEveryCodePoint) {
+  AnalyzerOptions options;
+  options.lowercase = false;
+  options.token_pattern = R"(\w)";
+  const Analyzer analyzer(options, "vectorizer.");
+  std::string document;
+  for (char32_t c = 1; c < 0x110000; ++c)
+    if (!is_surrogate(c)) append_utf8(c, document);
+  Analyzer::Scratch scratch;
+  std::vector<char32_t> found;
+  analyzer.analyze(document, scratch, [&](std::string_view token) {
+    std::size_t i = 0;
+    found.push_back(next_code_point(token, i));
+    EXPECT_EQ(i, token.size());
+  });
+  std::vector<char32_t> expected;
+  for (char32_t c = 1; c < 0x110000; ++c)
+    if (word_chars().contains(c)) expected.push_back(c);
+  EXPECT_EQ(found, expected);
+}
+
+TEST(UnicodeText, DefaultPatternTakesRunsOfTwoOrMoreWordCharacters) {
+  const Analyzer analyzer(AnalyzerOptions{}, "vectorizer.");
+  Analyzer::Scratch scratch;
+  std::vector<std::string> tokens;
+  analyzer.analyze("a bc İSTANBUL x_1 日本語 é\u0301t ΟΔΟΣ.", scratch,
+                   [&](std::string_view t) { tokens.emplace_back(t); });
+  // 'İ' lowers to "i" + U+0307 (a mark, not \w): "i" alone is too short.
+  const std::vector<std::string> expected = {"bc", "stanbul", "x_1", "日本語", "\u03bf\u03b4\u03bf\u03c2"};
+  EXPECT_EQ(tokens, expected);
+}
+
+TEST(UnicodeText, PatternWithTwoGroupsIsRefusedAsScikitLearnDoes) {
+  AnalyzerOptions options;
+  options.token_pattern = "(a)(b)";
+  EXPECT_THROW(Analyzer(options, "vectorizer."), ConfigError);
+  options.token_pattern = "(?a)\\w+";
+  EXPECT_THROW(Analyzer(options, "vectorizer."), ConfigError);
+}
+
+}  // namespace
+}  // namespace bagel

@@ -1,0 +1,79 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "bagel/error.h"
+#include "bagel/text/hashing.h"
+#include "bagel/text/vocabulary.h"
+#include "python_oracle.h"
+
+namespace bagel {
+namespace {
+
+std::filesystem::path temp_file(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("bagel_vocab_" + std::to_string(getpid()) + name);
+}
+
+TEST(Vocabulary, TermsWithNewlinesAndBackslashesRoundTrip) {
+  const std::vector<std::string> terms = {"a", "line\nbreak", "carriage\rreturn", "back\\slash", "\\n", "",
+                                          "日本語", "é"};
+  const auto path = temp_file("roundtrip.txt");
+  Vocabulary(terms).write(path.string());
+  const Vocabulary read = Vocabulary::read(path.string());
+  ASSERT_EQ(read.size(), static_cast<std::int32_t>(terms.size()));
+  for (std::int32_t c = 0; c < read.size(); ++c) {
+    EXPECT_EQ(read.term(c), terms[c]);
+    EXPECT_EQ(read.column(terms[c]), c);
+  }
+  EXPECT_EQ(read.column("absent"), -1);
+  std::filesystem::remove(path);
+}
+
+TEST(Vocabulary, BadFilesAreErrorsNamingTheLine) {
+  const auto path = temp_file("bad.txt");
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"a\nb\na\n", ":3: the term 'a' is listed twice"},
+           {"a\nb\\t\n", ":2: unknown escape"},
+           {"a\n\xff\n", ":2: a term that is not UTF-8"},
+           {"a\nb", ":2: the last line has no newline"}}) {
+    std::ofstream(path, std::ios::binary) << text;
+    try {
+      Vocabulary::read(path.string());
+      ADD_FAILURE() << "no error for " << text;
+    } catch (const FileError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(Vocabulary, TermTableKeepsIdsThroughGrowth) {
+  TermTable table;
+  for (int i = 0; i < 100000; ++i) EXPECT_EQ(table.intern("t" + std::to_string(i)), i);
+  for (int i = 0; i < 100000; i += 997) EXPECT_EQ(table.find("t" + std::to_string(i)), i);
+  EXPECT_EQ(table.find("t100000"), -1);
+}
+
+TEST(Hashing, MurmurHashIsScikitLearnsSigned32BitHash) {
+  const std::vector<std::string> keys = {"", "a", "ab", "abc", "abcd", "abcde", "the", "été", "日本語",
+                                         "\xF0\x9F\x98\x80", "hello world", std::string(1000, 'x')};
+  std::string script = "from sklearn.utils import murmurhash3_32\nkeys = [";
+  for (const std::string& k : keys) {
+    script += "bytes([";
+    for (const unsigned char ch : k) script += std::to_string(ch) + ",";
+    script += "]).decode(),";
+  }
+  script += "]\nfor k in keys: print(murmurhash3_32(k, seed=0, positive=False))\n";
+  const auto out = testing::run_python(script);
+  if (!out) GTEST_SKIP() << "/usr/bin/python3 with scikit-learn is needed";
+  std::istringstream expected(*out);
+  for (const std::string& k : keys) {
+    std::int64_t want = 0;
+    expected >> want;
+    EXPECT_EQ(murmurhash3_32(k, 0), want) << k;
+  }
+}
+
+}  // namespace
+}  // namespace bagel
