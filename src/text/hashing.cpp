@@ -53,11 +53,8 @@ std::int32_t murmurhash3_32(std::string_view key, std::uint32_t seed) {
 
 HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string> documents,
                           const HashingOptions& options, int threads) {
-  const int parts = threads <= 1 || documents.size() < 1024
-                        ? 1
-                        : static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads) * 4,
-                                                                 documents.size() / 256));
-  const std::vector<std::size_t> bounds = chunk_bounds(documents.size(), parts);
+  const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
+  const int parts = static_cast<int>(bounds.size() - 1);
   const auto n = static_cast<std::uint32_t>(options.n_features);
   std::vector<HashedRows> chunks(static_cast<std::size_t>(parts));
   RegionErrors errors;

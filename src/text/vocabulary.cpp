@@ -30,11 +30,6 @@ void for_each_chunk(std::size_t chunks, int threads, Body body) {
   errors.rethrow();
 }
 
-int chunk_count(std::size_t documents, int threads) {
-  if (threads <= 1 || documents < 1024) return 1;
-  return static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(threads) * 4, documents / 256));
-}
-
 // The terms of a run of documents, counted against a local table: each row's
 // entries in the order its terms first occur in the document (a dict's
 // insertion order, as CountVectorizer._count_vocab builds it).
@@ -200,9 +195,12 @@ std::int32_t TermTable::find(std::string_view term) const {
   return entry - 1;
 }
 
-std::vector<std::size_t> chunk_bounds(std::size_t n, int parts) {
+std::vector<std::size_t> document_chunks(std::size_t documents, int threads) {
+  const std::size_t parts = threads <= 1 || documents < 1024
+                                ? 1
+                                : std::min<std::size_t>(static_cast<std::size_t>(threads) * 4, documents / 256);
   std::vector<std::size_t> bounds;
-  for (int p = 0; p <= parts; ++p) bounds.push_back(n * static_cast<std::size_t>(p) / static_cast<std::size_t>(parts));
+  for (std::size_t p = 0; p <= parts; ++p) bounds.push_back(documents * p / parts);
   return bounds;
 }
 
@@ -245,9 +243,8 @@ Vocabulary Vocabulary::read(const std::string& path) {
 
 FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> documents,
                         const VocabularyLimits& limits, int threads, const std::string& field_prefix) {
-  const int parts = chunk_count(documents.size(), threads);
-  const std::vector<std::size_t> bounds = chunk_bounds(documents.size(), parts);
-  std::vector<ChunkCounts> chunks(static_cast<std::size_t>(parts));
+  const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
+  std::vector<ChunkCounts> chunks(bounds.size() - 1);
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     chunks[c] = count_chunk(analyzer, documents.subspan(bounds[c], bounds[c + 1] - bounds[c]));
   });
@@ -329,9 +326,8 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> d
 
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
                               std::span<const std::string> documents, int threads) {
-  const int parts = chunk_count(documents.size(), threads);
-  const std::vector<std::size_t> bounds = chunk_bounds(documents.size(), parts);
-  std::vector<TermEntries> chunks(static_cast<std::size_t>(parts));
+  const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
+  std::vector<TermEntries> chunks(bounds.size() - 1);
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     TermEntries& chunk = chunks[c];
     Analyzer::Scratch scratch;

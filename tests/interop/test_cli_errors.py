@@ -14,7 +14,7 @@ import numpy as np
 
 from cli_helpers import run_bagel, write_labeled_set
 
-COMMANDS = "train, tune, predict, inspect, bench, convert, generate"
+COMMANDS = "train, tune, predict, inspect, bench, convert, generate, vectorize"
 
 
 

@@ -103,7 +103,9 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> d
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
                               std::span<const std::string> documents, int threads);
 
-// Splits [0, n) into `parts` contiguous ranges of nearly equal size.
-std::vector<std::size_t> chunk_bounds(std::size_t n, int parts);
+// How the documents are split for `threads` threads: the bounds of
+// contiguous chunks (several per thread, for balance; one when single
+// threaded or few documents), chunk c being [bounds[c], bounds[c + 1]).
+std::vector<std::size_t> document_chunks(std::size_t documents, int threads);
 
 }  // namespace bagel
