@@ -182,17 +182,23 @@ std::vector<float> combined_weights(const DataSpec& spec, Index rows, std::vecto
 
 }  // namespace
 
-TrainingData load_training_data(const TrainConfig& config, const Classes* classes) {
+TrainingData load_training_data(const TrainConfig& config, const Classes* classes,
+                                std::shared_ptr<const Vectorizer> fitted) {
   const auto t0 = std::chrono::steady_clock::now();
   TrainingData out;
   LabeledData train_raw;
   std::vector<float> text_weight;
   if (config.train.text) {
     TextCorpus text = read_text_split(config.train);
-    auto [vectorizer, matrix] =
-        Vectorizer::fit_transform(*config.vectorizer, text.documents, usable_cores());
-    out.vectorizer = std::make_shared<const Vectorizer>(std::move(vectorizer));
-    train_raw = text_features(text, matrix.to_csr());
+    if (fitted) {
+      out.vectorizer = std::move(fitted);
+      train_raw = text_features(text, out.vectorizer->transform(text.documents, usable_cores()).to_csr());
+    } else {
+      auto [vectorizer, matrix] =
+          Vectorizer::fit_transform(*config.vectorizer, text.documents, usable_cores());
+      out.vectorizer = std::make_shared<const Vectorizer>(std::move(vectorizer));
+      train_raw = text_features(text, matrix.to_csr());
+    }
     text_weight = std::move(text.weights);
   } else {
     train_raw = load_labeled(config.train);
@@ -215,6 +221,31 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
                    config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
+                                int threads) {
+  const nlohmann::json train = model.config.value("train", nlohmann::json::object());
+  TextInput input;
+  input.path = path;
+  input.format = format;
+  input.label_prefix = train.value("label_prefix", input.label_prefix);
+  input.tsv_label_column = train.value("label_column", input.tsv_label_column);
+  input.tsv_text_column = train.value("text_column", input.tsv_text_column);
+  input.tsv_header = train.value("header", input.tsv_header);
+  input.tsv_label_name = train.value("label_name", input.tsv_label_name);
+  input.tsv_text_name = train.value("text_name", input.tsv_text_name);
+  input.quoting = parse_quoting(train.value("quoting", "csv"), "model.json config.train.quoting");
+  input.decode_error =
+      parse_decode_error(train.value("decode_error", "strict"), "model.json config.train.decode_error");
+  input.multi_label = MultiLabel::first;
+  input.unlabeled = Unlabeled::keep;
+  TextCorpus corpus = read_text_corpus(input);
+  LabeledData d;
+  d.features = model.vectorizer->transform(corpus.documents, threads).to_csr();
+  if (corpus.labels) d.labels = std::move(*corpus.labels);
+  d.format = FeatureFormat::kNpz;
+  return d;
 }
 
 LabeledData load_labeled(const DataSpec& spec) {

@@ -21,6 +21,7 @@
 #include "bagel/loss.h"
 #include "bagel/model_dir.h"
 #include "bagel/npy.h"
+#include "bagel/text/vectorizer.h"
 
 namespace bagel {
 
@@ -103,6 +104,12 @@ void save_model(const Model& model, const std::string& dir, bool force) {
   j["bias"] = {{"file", "bias.npy"}, {"dtype", "float32"}, {"shape", {model.num_outputs}}};
   j["config"] = model.config;
   j["training"] = model.training;
+  if (model.vectorizer) {
+    j["vectorizer"] = model.vectorizer->to_json();
+    write_model_file(dir, "vocabulary.txt", [&] {
+      model.vectorizer->write_vocabulary(out.path_for("vocabulary.txt").string());
+    });
+  }
   write_model_file(dir, "weight.npy", [&] {
     write_npy(out.path_for("weight.npy").string(), model.weight,
               {model.num_features, model.num_outputs});
@@ -215,6 +222,17 @@ Model read_model(const ModelFolder& folder) {
   if (m.num_features < 0) throw FileError(src, "num_features: expected >= 0");
   m.config = j.value("config", nlohmann::json::object());
   m.training = j.value("training", nlohmann::json::object());
+  if (j.contains("vectorizer")) {
+    try {
+      m.vectorizer = std::make_shared<const Vectorizer>(Vectorizer::load(
+          j["vectorizer"], fs::path(folder.name_of("vocabulary.txt")).parent_path().string()));
+    } catch (const ConfigError& e) {
+      throw FileError(src, e.what());
+    }
+    if (m.vectorizer->features() != m.num_features)
+      throw FileError(src, "its vectorizer makes " + std::to_string(m.vectorizer->features()) +
+                               " features, but the weights have " + std::to_string(m.num_features));
+  }
   m.weight = read_float_array(folder, "weight.npy", {m.num_features, m.num_outputs});
   m.bias = read_float_array(folder, "bias.npy", {m.num_outputs});
   return m;

@@ -212,7 +212,8 @@ void ModelDirWriter::commit() {
     // The user put files into the folder meanwhile, or the file system
     // cannot swap folders: move the new files in one by one instead.
     for (const char* name : kModelFiles)
-      files_.emplace_back(name, std::make_unique<AtomicPath>(dir_ / name));
+      if (fs::exists(new_folder_->temp() / name))  // vocabulary.txt is optional
+        files_.emplace_back(name, std::make_unique<AtomicPath>(dir_ / name));
     for (auto& [name, file] : files_) {
       std::error_code ec;
       fs::rename(new_folder_->temp() / name, file->temp(), ec);

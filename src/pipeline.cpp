@@ -116,6 +116,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   if (valid) r.valid_metrics = evaluate(r.model, valid->x, valid->y);
   if (order) order->restore(r.model);
   annotate(r.model, r, config, data, order.has_value(), reorder_seconds);
+  r.model.vectorizer = data.vectorizer;
   return r;
 }
 

@@ -13,6 +13,7 @@
 #include "bagel/csr.h"
 #include "bagel/input_stream.h"
 #include "bagel/labels.h"
+#include "bagel/model.h"
 
 namespace bagel {
 
@@ -84,7 +85,19 @@ struct TrainingData {
 // multi-label fastText line's row weights multiply the sample weights.
 // `classes`, when given (a warm start: the starting model's classes), are
 // used instead of the training labels' own: every label must be one of them.
-TrainingData load_training_data(const TrainConfig& config, const Classes* classes = nullptr);
+// `fitted`, when given (a warm start from a model trained on text), turns
+// text into features instead of a vectorizer fitted here: the columns must
+// mean what they meant to that model.
+TrainingData load_training_data(const TrainConfig& config, const Classes* classes = nullptr,
+                                std::shared_ptr<const Vectorizer> fitted = nullptr);
+
+// Raw text for `model` (trained on text): read with the settings its
+// training text was read with (model.config's "train": label prefix,
+// columns, quoting, decode_error) in `format`, vectorised by the model's
+// vectorizer. One row per document: a fastText line's first label is its
+// label, and lines without labels are kept (the result then has no labels).
+LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
+                                int threads);
 
 // The same from data already in memory (the Python estimator's arrays):
 // `train` and `valid` hold encoded labels for `classes`; `sample_weight` is

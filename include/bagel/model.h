@@ -5,10 +5,13 @@
 //               layout, E = W.T, usable as is by
 //               torch.nn.EmbeddingBag.from_pretrained(w, mode='sum')
 //   bias.npy    float32, (num_outputs,)
+//   vocabulary.txt  a model trained on raw text: its vectorizer's terms,
+//               one per line (model.json's "vectorizer" has the settings)
 // Two classes use one output (sigmoid of the logit is P(classes[1]));
 // K > 2 classes use K outputs and a softmax.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,8 @@
 #include "bagel/csr.h"
 
 namespace bagel {
+
+class Vectorizer;
 
 inline constexpr const char* kModelFormat = "bagel-model";
 inline constexpr int kModelVersion = 1;
@@ -30,6 +35,9 @@ struct Model {
   std::vector<float> bias;     // num_outputs
   nlohmann::json config;       // resolved training config
   nlohmann::json training;     // summary of the run
+  // Trained on raw text: the fitted vectorizer that turns text into its
+  // features (predict reads text with it); null for CSR-trained models.
+  std::shared_ptr<const Vectorizer> vectorizer;
 
   int num_classes() const { return static_cast<int>(classes.size()); }
   std::string output_kind() const { return num_outputs == 1 ? "sigmoid" : "softmax"; }

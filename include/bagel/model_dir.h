@@ -37,7 +37,9 @@
 
 namespace bagel {
 
-inline constexpr const char* kModelFiles[] = {"weight.npy", "bias.npy", "model.json"};
+// vocabulary.txt only for a model trained on text (its vectorizer's terms).
+inline constexpr const char* kModelFiles[] = {"weight.npy", "bias.npy", "vocabulary.txt",
+                                              "model.json"};
 
 enum class ModelDirState { kMissing, kEmpty, kModel, kOtherFiles, kNotAFolder };
 

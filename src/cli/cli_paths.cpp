@@ -10,17 +10,18 @@ namespace bagel::cli {
 
 namespace fs = std::filesystem;
 
-CLI::Validator input_path() {
+CLI::Validator input_path(bool folder_allowed) {
   return CLI::Validator(
-      [](std::string& path) -> std::string {
+      [folder_allowed](std::string& path) -> std::string {
         if (path == "-") return {};
         std::error_code ec;
         const fs::file_status st = fs::status(path, ec);
         if (!fs::exists(st)) return "no such file '" + path + "'";
-        if (fs::is_directory(st)) return "'" + path + "' is a folder, expected a file";
+        if (fs::is_directory(st) && !folder_allowed)
+          return "'" + path + "' is a folder, expected a file";
         return {};
       },
-      "FILE|-");
+      folder_allowed ? "FILE|FOLDER|-" : "FILE|-");
 }
 
 void check_output_file(const std::string& path, const std::string& option) {

@@ -11,7 +11,8 @@ namespace bagel::cli {
 
 // Accepts "-" and any existing path that is not a folder (a FIFO, /dev/stdin
 // and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
-CLI::Validator input_path();
+// An existing file or "-"; with folder_allowed, a folder too (text in folders).
+CLI::Validator input_path(bool folder_allowed = false);
 
 // Throws FileError naming `path` and `option` ("--metrics") when an output
 // file could not be written there: it is a folder, or its folder cannot be

@@ -41,6 +41,7 @@ struct PredictOptions {
   std::string metrics;
   std::string format = "csv";
   std::string zero_based = "auto";
+  std::string text_format = "auto";
   std::string layer = "sparse";
   bool proba = false;
   int top_k = 0;          // 0: not asked for

@@ -18,6 +18,9 @@
 #include "bagel/npz.h"
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
+#include "bagel/cores.h"
+#include "bagel/text/text_format.h"
+#include <filesystem>
 #include "bagel/table_writer.h"
 #include "bagel/top_classes.h"
 #include "bagel/train_plan.h"  // kMaxThreads
@@ -288,6 +291,16 @@ CLI::Validator probability() {
       "0..1");
 }
 
+// A model trained on text reads text: any input but an .npz (by its first
+// bytes), which is taken to be already vectorised.
+bool reads_text(const Model& model, const PredictOptions& o) {
+  if (!model.vectorizer) return false;
+  if (is_stream(o.input)) return true;
+  std::error_code ec;
+  if (std::filesystem::is_directory(o.input, ec)) return true;
+  return feature_format_of(o.input) != FeatureFormat::kNpz;
+}
+
 }  // namespace
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
@@ -296,9 +309,10 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
   cmd->add_option("-i,--input", o.input,
                   "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
-                  "arrives (svmlight with --zero-based true/false: predicted as it arrives)")
+                  "arrives (svmlight with --zero-based true/false: predicted as it arrives); raw "
+                  "text (a file or a folder) for a model trained on text")
       ->required()
-      ->check(input_path());
+      ->check(input_path(true));
   cmd->add_option("-l,--labels", o.labels,
                   "True labels (text, one per line, or .npy) to report metrics")
       ->check(input_path());
@@ -324,6 +338,12 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(CLI::IsMember({"csv", "tsv"}))
       ->capture_default_str();
   cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)");
+  cmd->add_option("--text-format", o.text_format,
+                  "A model trained on text: how --input holds its documents: auto, lines, fasttext, "
+                  "tsv, csv or folder (auto: a folder, lines with --labels, fastText when the "
+                  "first line starts with __label__, TSV when it has a tab)")
+      ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
+      ->capture_default_str();
   cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
@@ -355,7 +375,15 @@ int run_predict(const PredictOptions& o) {
   CsrMatrix x;
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
-  if (is_stream(o.input)) {
+  if (reads_text(model, o)) {
+    const std::optional<TextFormat> asked = parse_text_format(o.text_format, "--text-format");
+    LabeledData d = load_text_for_model(
+        model, o.input, asked ? *asked : detect_text_format(o.input, !o.labels.empty()),
+        resolve_threads(o.threads));
+    x = std::move(d.features);
+    in_file = std::move(d.labels);
+    format = FeatureFormat::kNpz;  // the vectorizer's width, as stored
+  } else if (is_stream(o.input)) {
     stream = std::make_unique<InputStream>(o.input);
     format = feature_format(o.input, stream->peek(kFormatMagicBytes));
     if (format == FeatureFormat::kSvmlight && zero_based != ZeroBased::kAuto)

@@ -117,7 +117,8 @@ int run_train(const TrainOptions& o) {
     start = load_model(config.init);
     start_classes = Classes{start->classes, start->numeric_classes};
   }
-  TrainingData data = load_training_data(config, start_classes ? &*start_classes : nullptr);
+  TrainingData data = load_training_data(config, start_classes ? &*start_classes : nullptr,
+                                         start ? start->vectorizer : nullptr);
   if (start) {
     check_warm_start(*start, config.init, data.train, input_name(config.train.features));
     if (data.valid)

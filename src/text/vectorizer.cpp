@@ -316,8 +316,12 @@ nlohmann::json Vectorizer::to_json() const {
 }
 
 void Vectorizer::save_vocabulary(const std::string& folder) const {
+  write_vocabulary((std::filesystem::path(folder) / "vocabulary.txt").string());
+}
+
+void Vectorizer::write_vocabulary(const std::string& path) const {
   if (options_.kind == VectorizerKind::hashing) return;
-  vocabulary_.write((std::filesystem::path(folder) / "vocabulary.txt").string());
+  vocabulary_.write(path);
 }
 
 Vectorizer Vectorizer::load(const nlohmann::json& settings, const std::string& folder) {

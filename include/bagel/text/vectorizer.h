@@ -95,6 +95,8 @@ class Vectorizer {
   nlohmann::json to_json() const;
   // FOLDER/vocabulary.txt (count and tf-idf; nothing for hashing).
   void save_vocabulary(const std::string& folder) const;
+  // The same file at `path` (a model directory's temporary).
+  void write_vocabulary(const std::string& path) const;
   // From to_json()'s object and FOLDER/vocabulary.txt; checks that they
   // agree (one idf per term). Errors name the file or field.
   static Vectorizer load(const nlohmann::json& settings, const std::string& folder);
