@@ -107,7 +107,7 @@ int run_generate(const GenerateOptions& options);
 struct VectorizeOptions {
   std::string input;
   std::string labels;
-  std::string format = "lines";
+  std::string format = "auto";
   int tsv_label_column = 0;
   int tsv_text_column = 1;
   bool tsv_header = false;

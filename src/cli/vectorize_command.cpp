@@ -10,6 +10,8 @@
 #include "bagel/error.h"
 #include "bagel/json_parse.h"
 #include "bagel/text/text_corpus.h"
+#include "bagel/text/text_format.h"
+#include "bagel/input_stream.h"
 #include "bagel/text/vectorizer.h"
 #include "cli_paths.h"
 #include "commands.h"
@@ -18,17 +20,15 @@ namespace bagel::cli {
 
 namespace {
 
-TextFormat parse_format(const std::string& name) {
-  if (name == "lines") return TextFormat::lines;
-  if (name == "fasttext") return TextFormat::fasttext;
-  if (name == "tsv") return TextFormat::tsv;
-  return TextFormat::folder;
-}
-
-DecodeError parse_decode_error(const std::string& name) {
-  if (name == "ignore") return DecodeError::ignore;
-  if (name == "replace") return DecodeError::replace;
-  return DecodeError::strict;
+// "auto": as training detects it, except that text without any label mark,
+// and a stream, is one document per line (vectorize needs no labels).
+TextFormat vectorize_format(const std::string& path, bool has_labels) {
+  if (is_stream(path)) return TextFormat::lines;
+  try {
+    return detect_text_format(path, has_labels);
+  } catch (const FileError&) {
+    return TextFormat::lines;
+  }
 }
 
 // The vectorizer's settings: --config's object (its "vectorizer" section
@@ -80,8 +80,11 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_option("--input,-i", o.input, "Text: one document per line (or see --format); - reads stdin")
       ->required();
   cmd->add_option("--labels", o.labels, "lines format: labels, one per line, one per document");
-  cmd->add_option("--format", o.format, "Input layout: lines, fasttext, tsv, folder")
-      ->check(CLI::IsMember({"lines", "fasttext", "tsv", "folder"}))
+  cmd->add_option("--format", o.format,
+                  "Input layout: auto, lines, fasttext, tsv, csv, folder (auto: a folder, lines "
+                  "with --labels or without labels, fastText when the first line starts with "
+                  "__label__, TSV when it has a tab)")
+      ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
   cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based)")
       ->capture_default_str();
@@ -126,12 +129,13 @@ int run_vectorize(const VectorizeOptions& o) {
 
   TextInput input;
   input.path = o.input;
-  input.format = parse_format(o.format);
+  const std::optional<TextFormat> asked = parse_text_format(o.format, "--format");
+  input.format = asked ? *asked : vectorize_format(o.input, !o.labels.empty());
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;
   input.tsv_header = o.tsv_header;
-  input.decode_error = parse_decode_error(o.decode_error);
+  input.decode_error = parse_decode_error(o.decode_error, "--decode-error");
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_text_corpus(input);
   std::size_t bytes = 0;
