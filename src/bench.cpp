@@ -379,7 +379,7 @@ std::vector<BenchCase> run_bench(const BenchConfig& c, Progress& progress) {
         spec.classes = classes;
         spec.seed = c.seed;
         SyntheticData s = make_synthetic(spec);
-        Dataset d{"zipf", std::move(s.x), std::move(s.y)};
+        Dataset d{"zipf", std::move(s.x), std::move(s.y), {}};
         for (int b : c.batch_sizes) cases.push_back(run_case("zipf", d, classes, b, c, memory_limit, progress));
       }
   }
