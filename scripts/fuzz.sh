@@ -35,7 +35,7 @@ ensure_packages "${BAGEL_BUILD_PACKAGES[@]}" "${BAGEL_FUZZ_PACKAGES[@]}"
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DBAGEL_FUZZ=ON -DBAGEL_SANITIZE=address,undefined -DBAGEL_BUILD_TESTS=OFF >/dev/null
-cmake --build "$build" -j "$(nproc)" --target "${readers[@]/#/fuzz_}"
+cmake --build "$build" -j "$(nproc)" --target "${readers[@]/#/fuzz_}" >&2
 
 # One thread per fuzzer process: the parallelism is --jobs.
 export OMP_NUM_THREADS=1

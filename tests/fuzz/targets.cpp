@@ -108,13 +108,17 @@ const Scratch& scratch() {
 
 // `text` in a pipe whose writing end is closed, opened by name (/dev/fd/N)
 // as `bagel ... -i <(cat file)` would be: the readers' stream paths.
-// nullopt when the pipe cannot hold it all (the target then skips the stream).
+// nullptr when the pipe cannot hold it all (the target then skips the stream).
 class PipeInput {
  public:
   static std::unique_ptr<PipeInput> holding(std::string_view text) {
     auto pipe = std::unique_ptr<PipeInput>(new PipeInput);
     if (::pipe2(pipe->fds_, O_CLOEXEC) != 0) return nullptr;
-    const int capacity = ::fcntl(pipe->fds_[1], F_SETPIPE_SZ, 1 << 20);
+    // Grown only when needed: a 1 MiB pipe buffer per input cost more than
+    // the reading.
+    int capacity = ::fcntl(pipe->fds_[1], F_GETPIPE_SZ);
+    if (capacity >= 0 && text.size() > static_cast<std::size_t>(capacity))
+      capacity = ::fcntl(pipe->fds_[1], F_SETPIPE_SZ, 1 << 20);
     if (capacity < 0 || text.size() > static_cast<std::size_t>(capacity)) return nullptr;
     std::size_t done = 0;
     while (done < text.size()) {
