@@ -13,6 +13,10 @@ BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy p
 BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
                      python3-torch python3-pytest fasttext fortunes fortunes-de fortunes-ru
                      fortunes-zh unicode-data wngerman wfrench)
+# clang with its libFuzzer and sanitizer runtimes, and LLVM's OpenMP, whose
+# libarcher tells ThreadSanitizer about OpenMP's synchronisation: for
+# scripts/fuzz.sh and the sanitizer stage of scripts/test.sh.
+BAGEL_FUZZ_PACKAGES=(clang libclang-rt-dev libomp-dev)
 # The defaults benchmark (scripts/bench_defaults.sh): the Debian text its real
 # data sets are made of (scripts/make_bench_data.py) and the peers it runs.
 BAGEL_BENCH_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools

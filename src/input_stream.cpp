@@ -88,7 +88,9 @@ std::vector<std::byte> InputStream::read_all() {
 
 LineBlocks::LineBlocks(InputStream& in, std::size_t min_bytes)
     : in_(in), min_bytes_(std::max<std::size_t>(min_bytes, 1)) {
-  buffer_.resize(std::max(min_bytes_, kReadSize) + kReadSize);
+  // Grown as the data arrives (next()): a short stream costs what it holds,
+  // not min_bytes (a 4 MiB block for svmlight, zero-filled per stream).
+  buffer_.resize(2 * kReadSize);
 }
 
 std::span<const char> LineBlocks::next() {

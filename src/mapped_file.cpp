@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "bagel/error.h"
 #include "bagel/input_stream.h"
@@ -34,6 +35,12 @@ MappedFile::MappedFile(const std::string& path) : path_(input_name(path)) {
 }
 
 MappedFile::MappedFile(InputStream& stream) : path_(stream.name()), read_in_(stream.read_all()) {
+  data_ = read_in_.data();
+  size_ = read_in_.size();
+}
+
+MappedFile::MappedFile(std::vector<std::byte> bytes, std::string name)
+    : path_(std::move(name)), read_in_(std::move(bytes)) {
   data_ = read_in_.data();
   size_ = read_in_.size();
 }

@@ -1,5 +1,6 @@
 #include "bagel/rate_calibration.h"
 
+#include <algorithm>
 #include <chrono>
 #include <tuple>
 #include <cmath>
@@ -113,6 +114,10 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
   const int team = std::max(1, c.threads > 0 ? c.threads : usable_cores());
   auto run = [&](std::vector<int> indices) {
     std::erase_if(indices, [&](int i) { return i < 0 || i >= count || tried[static_cast<std::size_t>(i)]; });
+    // The neighbours of the best and of the taken rate may be the same one:
+    // two threads training one candidate would race on its RateTrial.
+    std::sort(indices.begin(), indices.end());
+    indices.erase(std::unique(indices.begin(), indices.end()), indices.end());
     for (const int i : indices) tried[static_cast<std::size_t>(i)] = true;
     const int n = static_cast<int>(indices.size());
 #pragma omp parallel for schedule(dynamic, 1) num_threads(std::max(1, std::min(n, team)))

@@ -61,7 +61,7 @@ TEST(TempRegistryDeathTest, AnAtomicPathIsRegisteredUntilCommitted) {
   EXPECT_TRUE(fs::is_empty(tmp.path()));  // neither the temporary nor the target
 }
 
-TEST(TempRegistry, AFinishedRegistrationIsNotRemoved) {
+TEST(TempRegistryDeathTest, AFinishedRegistrationIsNotRemoved) {
   TempDir tmp;
   const fs::path kept = tmp.path() / "kept";
   std::ofstream(kept) << "x";

@@ -65,7 +65,13 @@ inline Vec4 load4(const float* p) { return load<Vec4>(p); }
 // into AVX-512 gathers plus shuffles and horizontal sums, measured slower
 // than the scalar index walk. The K-wide arithmetic is vectorised
 // explicitly with Vec8, which this attribute does not affect.
+#if defined(__clang__)
+// clang has no per-function switch; its builds are the sanitizer and fuzzing
+// ones, where the speed of these loops does not matter.
+#define BAGEL_NO_AUTOVEC
+#else
 #define BAGEL_NO_AUTOVEC __attribute__((optimize("no-tree-vectorize")))
+#endif
 
 // z[0..K) += sum_p values[p] * E[indices[p]]: K known at compile time, so the
 // accumulators stay in registers (K/8 vectors plus K%8 scalars) and nothing

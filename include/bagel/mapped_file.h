@@ -18,6 +18,9 @@ class MappedFile {
   explicit MappedFile(const std::string& path);
   // The rest of an opened stream (after anything peeked), read into memory.
   explicit MappedFile(InputStream& stream);
+  // Bytes already in memory, named `name` in errors (readers that take a
+  // MappedFile then read from memory: the fuzzers feed them this way).
+  MappedFile(std::vector<std::byte> bytes, std::string name);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;
