@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kFormatVersion = 1;
+constexpr int kFormatVersion = 2;
 constexpr const char* kStateFile = "checkpoint.json";
 
 // FNV-1a over 8-byte words: fast enough for gigabytes (one multiply per
@@ -149,6 +149,8 @@ void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
       {"history", history_json(k.history)}, {"restarts", restarts},
       {"calibration", k.calibration}, {"best_loss", number_or_null(k.best_loss)},
       {"best_epoch", k.best_epoch}, {"bad_epochs", k.bad_epochs},
+      {"averaging", k.averaging}, {"average_bias_sum", k.average_bias_sum},
+      {"average_steps", k.average_steps},
       {"data_fingerprint", std::to_string(fingerprint)}, {"config", config}};
   AtomicPath out{fs::path(folder)};
   fs::create_directory(out.temp());
@@ -159,6 +161,7 @@ void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
     write_array(out.temp(), "best_weight.npy", k.best_weight, outputs);
     write_array(out.temp(), "best_bias.npy", k.best_bias, outputs);
   }
+  if (k.averaging) write_array(out.temp(), "average_weight_sum.npy", k.average_weight_sum, outputs);
   if (!fs::exists(folder) || !out.commit_by_exchange()) out.commit();
 }
 
@@ -218,6 +221,14 @@ TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::js
       k.best_weight = read_array(dir, "best_weight.npy", k.weight.size());
       k.best_bias = read_array(dir, "best_bias.npy", k.bias.size());
     }
+    k.averaging = s.at("averaging").get<bool>();
+    if (k.averaging) {
+      k.average_weight_sum = read_array(dir, "average_weight_sum.npy", k.weight.size());
+      k.average_bias_sum = s.at("average_bias_sum").get<std::vector<double>>();
+      k.average_steps = s.at("average_steps").get<std::int64_t>();
+      if (k.average_bias_sum.size() != k.bias.size() || k.average_steps < 0)
+        throw FileError(state_path, "holds averaged sums that do not fit the weights");
+    }
     if (k.epoch < 1 || k.epoch > k.epochs || k.step < 0)
       throw FileError(state_path, "holds an impossible state (epoch " + std::to_string(k.epoch) +
                                       " of " + std::to_string(k.epochs) + ")");
@@ -232,7 +243,8 @@ void remove_checkpoint(const std::string& folder) {
   std::error_code ec;
   if (!fs::exists(dir / kStateFile, ec)) return;
   for (const char* name :
-       {"weight.npy", "bias.npy", "best_weight.npy", "best_bias.npy", kStateFile})
+       {"weight.npy", "bias.npy", "best_weight.npy", "best_bias.npy", "average_weight_sum.npy",
+        kStateFile})
     fs::remove(dir / name, ec);
   fs::remove(dir, ec);  // only if empty: a file someone put there stays
 }

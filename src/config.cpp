@@ -201,7 +201,14 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       r.get_string("deterministic_method", to_string(o.deterministic_method)),
       r.field("deterministic_method"));
   o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
-  o.average = r.get_bool("average", o.average);
+  if (!r.has("average") || r.raw("average") == "auto") {
+    r.get_string("average", "auto");  // marks the key as known
+    o.average_auto = true;
+  } else {
+    require(r.raw("average").is_boolean(), r.field("average"),
+            "expected true, false or \"auto\", found " + r.raw("average").dump());
+    o.average = r.get_bool("average", o.average);
+  }
   require(!o.average || o.threads == 1 || parallel_strategy(o) == ParallelStrategy::kReplicas,
           r.field("average"),
           "averaging runs on one thread or with deterministic_method \"average\": set "
@@ -286,7 +293,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},
                     {"deterministic", o.deterministic},
                     {"deterministic_method", to_string(o.deterministic_method)},
-                    {"reorder_features", o.reorder_features}, {"average", o.average},
+                    {"reorder_features", o.reorder_features}, {"average", o.average_auto ? nlohmann::json("auto") : nlohmann::json(o.average)},
                     {"average_from", o.average_from},
                     {"class_weight", class_weight_json(o.class_weight)},
                     {"patience", o.patience},
@@ -299,9 +306,33 @@ nlohmann::json resolved_json(const TrainConfig& c) {
 
 }  // namespace
 
-int auto_epochs(std::int64_t rows) {
-  constexpr std::int64_t kUpdates = 200000;
-  return static_cast<int>(std::clamp<std::int64_t>((kUpdates + rows - 1) / std::max<std::int64_t>(rows, 1), 5, 20));
+int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features) {
+  constexpr std::int64_t kRowUpdates = 200000;
+  constexpr std::int64_t kWeightUpdates = 300;
+  const std::int64_t for_rows = (kRowUpdates + rows - 1) / std::max<std::int64_t>(rows, 1);
+  // ceil(kWeightUpdates / (nonzeros / used_features)), in integers.
+  const std::int64_t for_weights =
+      (kWeightUpdates * used_features + nonzeros - 1) / std::max<std::int64_t>(nonzeros, 1);
+  return static_cast<int>(std::clamp<std::int64_t>(std::max(for_rows, for_weights), 5, 20));
+}
+
+int auto_epochs(const CsrMatrix& x) {
+  std::vector<bool> used(static_cast<std::size_t>(x.cols()), false);
+  std::int64_t used_features = 0;
+  for (const Index j : x.indices()) {
+    if (used[static_cast<std::size_t>(j)]) continue;
+    used[static_cast<std::size_t>(j)] = true;
+    ++used_features;
+  }
+  return auto_epochs(x.rows(), x.nonZeros(), used_features);
+}
+
+void resolve_averaging(OptimizerConfig& c, std::int64_t rows) {
+  if (!c.average_auto) return;
+  c.average_auto = false;
+  const bool allowed =
+      c.l1 == 0 && (c.threads == 1 || parallel_strategy(c) == ParallelStrategy::kReplicas);
+  c.average = allowed && rows <= kAutoAverageRows;
 }
 
 void apply_override(nlohmann::json& doc, const std::string& assignment) {
@@ -356,8 +387,12 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   if (c.valid && static_cast<bool>(c.valid->text) != static_cast<bool>(c.train.text))
     throw ConfigError("valid", c.train.text ? "must be raw text (\"text\") as train is"
                                             : "must be features (\"features\") as train is");
-  if (root.has("optimizer")) c.optimizer = parse_optimizer(root.object("optimizer"));
-  else root.get_string("optimizer", "");
+  if (root.has("optimizer")) {
+    c.optimizer = parse_optimizer(root.object("optimizer"));
+  } else {
+    root.get_string("optimizer", "");
+    c.optimizer.average_auto = true;  // the config's default, as in parse_optimizer
+  }
   c.output = resolve(root.get_string("output", c.output), base_dir);
   if (root.has("init") && !doc.at("init").is_null())
     c.init = resolve(root.get_string("init", ""), base_dir);

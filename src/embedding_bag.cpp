@@ -196,6 +196,16 @@ void EmbeddingBagLayer::start_averaging() {
   avg_steps_ = 0;
 }
 
+void EmbeddingBagLayer::restore_averaging(std::span<const float> weight_sum,
+                                          std::span<const double> bias_sum, std::int64_t steps) {
+  if (weight_sum.size() != weight_.size() || bias_sum.size() != bias_.size() || steps < 0)
+    throw Error("restore_averaging: sums of the wrong size");
+  start_averaging();
+  std::copy(weight_sum.begin(), weight_sum.end(), avg_sum_.begin());
+  std::copy(bias_sum.begin(), bias_sum.end(), avg_bias_.begin());
+  avg_steps_ = steps;
+}
+
 void EmbeddingBagLayer::write_average(std::span<float> weight, std::span<float> bias) const {
   if (weight.size() != weight_.size() || bias.size() != bias_.size())
     throw Error("write_average: arrays of the wrong size");

@@ -47,6 +47,7 @@ void renumber_weights(std::vector<float>& weight, int outputs, const FeatureOrde
 void restore_numbering(TrainingCheckpoint& k, int outputs, const FeatureOrder& order) {
   order.restore(k.weight, outputs);
   if (!k.best_weight.empty()) order.restore(k.best_weight, outputs);
+  if (!k.average_weight_sum.empty()) order.restore(k.average_weight_sum, outputs);
 }
 
 void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
@@ -89,12 +90,17 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   // the metrics below use the same numbering, then the model gets its own back.
   const auto t_reorder = Clock::now();
   std::optional<FeatureOrder> order;
-  if (plan_training(config.optimizer, config.layer, train.x.rows()).reorder_features) {
+  OptimizerConfig resolved = config.optimizer;
+  resolve_averaging(resolved, train.x.rows());
+  if (plan_training(resolved, config.layer, train.x.rows()).reorder_features) {
     order = FeatureOrder::by_frequency(train.x, start.num_features);
     order->apply(train.x);
     if (valid) order->apply(valid->x);
     if (!from_zeros) renumber_weights(start.weight, start.num_outputs, *order);
-    if (resume) renumber_weights(resume->best_weight, start.num_outputs, *order);
+    if (resume) {
+      renumber_weights(resume->best_weight, start.num_outputs, *order);
+      renumber_weights(resume->average_weight_sum, start.num_outputs, *order);
+    }
   }
   const double reorder_seconds = seconds_since(t_reorder);
 

@@ -116,6 +116,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       best_loss = r->best_loss, best_epoch = r->best_epoch, bad_epochs = r->bad_epochs;
       best_weight = r->best_weight, best_bias = r->best_bias;
     }
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+      if (r->averaging)
+        layer.restore_averaging(r->average_weight_sum, r->average_bias_sum, r->average_steps);
   }
   auto keep_checkpoint = [&](int epoch) {
     TrainingCheckpoint* k = checkpoints.latest;
@@ -127,6 +130,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     k->best_weight = best_weight, k->best_bias = best_bias;
     k->weight = model.weight;  // copy-assigned: allocated once, reused every epoch
     k->bias = model.bias;
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+      k->averaging = c.average && epoch >= c.average_from;
+      if (k->averaging) {
+        const auto w = layer.average_weight_sum();
+        const auto b = layer.average_bias_sum();
+        k->average_weight_sum.assign(w.begin(), w.end());
+        k->average_bias_sum.assign(b.begin(), b.end());
+        k->average_steps = layer.average_steps();
+      }
+    }
   };
   for (int epoch = first_epoch; epoch <= c.epochs; ++epoch) {
     if (c.average && epoch == c.average_from) start_averaging();
@@ -252,6 +265,7 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
   nlohmann::json out = {{"epochs_run", s.epochs_run}, {"best_epoch", s.best_epoch},
                         {"stopped_early", s.stopped_early}, {"train_seconds", s.seconds},
                         {"epochs", s.epochs}, {"learning_rate", s.learning_rate},
+                        {"average", s.average},
                         {"plan", s.plan.to_json()}, {"history", history}};
   if (s.calibration) {
     out["rate_calibration"] = calibration_to_json(*s.calibration);
@@ -344,9 +358,10 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
                   calibration->seconds);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "plan: %s; %d epochs%s, %s schedule, learning_rate %s%s, l2 %s, batch %d",
+                "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s, l2 %s, batch %d",
                 plan.describe().c_str(), c.epochs, asked.epochs <= 0 ? " (auto)" : "",
                 to_string(c.schedule).c_str(),
+                !c.average ? "" : asked.average_auto ? ", averaged (auto: few rows)" : ", averaged",
                 c.schedule == ScheduleKind::kOptimal ? "set by \"optimal\"" : rate_text(c.learning_rate).c_str(),
                 cal, rate_text(c.l2).c_str(), c.batch_size);
   return buf;
@@ -374,14 +389,16 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
     summary.learning_rate = c.learning_rate;
     summary.epochs = c.epochs;
+    summary.average = c.average;
     return summary;
   } catch (const Diverged& d) {
     throw Error(diverged_text(d, c));
   }
 }
 
-std::string resume_unsupported(const OptimizerConfig& c, const TrainPlan& plan) {
-  if (c.average) return "averaged SGD keeps running sums that are not saved";
+std::string resume_unsupported(const OptimizerConfig& c, LayerKind layer, const TrainPlan& plan) {
+  if (c.average && layer == LayerKind::kDense)
+    return "the dense layer's averaged SGD keeps running sums that are not saved";
   if (plan.strategy == ParallelStrategy::kReplicas)
     return "the replicas' copies and momentum are not saved (threads > 1 with "
            "deterministic_method \"average\")";
@@ -391,19 +408,20 @@ std::string resume_unsupported(const OptimizerConfig& c, const TrainPlan& plan) 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
                             const OptimizerConfig& config, LayerKind layer, Progress& progress,
                             Checkpointing checkpoints) {
-  const TrainPlan plan = plan_training(config, layer, train_data.x.rows());
-  const DenormalsAreZero flush_denormals(team_threads(config, plan, valid));
-  const auto t_start = Clock::now();
   OptimizerConfig c = config;
-  if (!resume_unsupported(c, plan).empty()) checkpoints.latest = nullptr;
+  resolve_averaging(c, train_data.x.rows());
+  const TrainPlan plan = plan_training(c, layer, train_data.x.rows());
+  const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
+  const auto t_start = Clock::now();
+  if (!resume_unsupported(c, layer, plan).empty()) checkpoints.latest = nullptr;
   const TrainingCheckpoint* resume = checkpoints.resume;
   if (resume != nullptr && resume->epoch > 0) {
-    if (const std::string why = resume_unsupported(c, plan); !why.empty())
+    if (const std::string why = resume_unsupported(c, layer, plan); !why.empty())
       throw ConfigError("optimizer", "this run cannot be resumed: " + why);
     c.epochs = resume->epochs;
     c.learning_rate = resume->learning_rate;
   }
-  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x.rows());
+  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x);
   if (c.average && c.average_from > c.epochs)
     throw ConfigError("optimizer.average_from",
                       "is " + std::to_string(c.average_from) + ", past the last epoch (" +
@@ -437,6 +455,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
           train_at_rate(model, train_data, valid, c, layer, plan, progress, checkpoints);
       summary.learning_rate = c.learning_rate;
       summary.epochs = c.epochs;
+      summary.average = c.average;
       summary.calibration = std::move(calibration);
       summary.restarts = std::move(restarts);
       summary.seconds = seconds_since(t_start);  // with the calibration and any restarts

@@ -102,7 +102,8 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const O
   if (!(budget_seconds > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
   const auto t0 = Clock::now();
   OptimizerConfig defaults = base;
-  if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x.rows());
+  resolve_averaging(defaults, train.x.rows());
+  if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x);
   if (defaults.learning_rate <= 0)
     defaults.learning_rate = calibrate_learning_rate(train, classes, defaults).rate;
   defaults.threads = 1;

@@ -56,13 +56,73 @@ TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
             std::string::npos) << error_of(doc);
 }
 
-TEST(Config, AutoEpochsGiveAbout200kUpdatesBetween5And20) {
-  EXPECT_EQ(auto_epochs(100), 20);
-  EXPECT_EQ(auto_epochs(10000), 20);
-  EXPECT_EQ(auto_epochs(20000), 10);
-  EXPECT_EQ(auto_epochs(30000), 7);
-  EXPECT_EQ(auto_epochs(40000), 5);
-  EXPECT_EQ(auto_epochs(1000000), 5);
+TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
+  // Features used 100 times a pass: the row count decides.
+  auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows); };
+  EXPECT_EQ(epochs(100), 20);
+  EXPECT_EQ(epochs(10000), 20);
+  EXPECT_EQ(epochs(20000), 10);
+  EXPECT_EQ(epochs(30000), 7);
+  EXPECT_EQ(epochs(40000), 5);
+  EXPECT_EQ(epochs(1000000), 5);
+}
+
+TEST(Config, AutoEpochsUpdateEachUsedWeightRowAbout300Times) {
+  // 140,000 rows of 75 non-zeros over 686,000 used features: ~15 updates of
+  // a weight row a pass, so 20 passes, where the row count alone gives 5.
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 686000), 20);
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 350000), 10);  // 30 a pass
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 10000), 5);
+  EXPECT_EQ(auto_epochs(0, 0, 0), 20);
+}
+
+TEST(Config, AutoEpochsOfAMatrixCountTheColumnsItsRowsUse) {
+  // 3 rows, 6 non-zeros, columns 0, 2 and 7 used of 10: 2 updates a pass.
+  const std::vector<Index> indptr{0, 2, 4, 6}, indices{0, 2, 2, 7, 0, 7};
+  const std::vector<float> data(6, 1.0f);
+  const CsrMatrix x = CsrMatrix::view(3, 10, indptr, indices, data);
+  EXPECT_EQ(auto_epochs(x), auto_epochs(3, 6, 3));
+  EXPECT_EQ(auto_epochs(x), 20);  // ceil(300 / 2) = 150, clamped
+}
+
+TEST(Config, AverageIsAutoByDefaultAndResolvedFromTheRows) {
+  auto doc = minimal();
+  OptimizerConfig o = parse_train_config(doc, "/base").optimizer;
+  EXPECT_TRUE(o.average_auto);
+  EXPECT_EQ(parse_train_config(doc, "/base").resolved["optimizer"]["average"], "auto");
+  OptimizerConfig small = o, large = o;
+  resolve_averaging(small, kAutoAverageRows);
+  resolve_averaging(large, kAutoAverageRows + 1);
+  EXPECT_TRUE(small.average);
+  EXPECT_FALSE(small.average_auto);
+  EXPECT_FALSE(large.average);
+  // Settings that cannot average keep the last iterate.
+  OptimizerConfig l1 = o, hogwild = o;
+  l1.l1 = 1e-5;
+  hogwild.threads = 2;
+  hogwild.deterministic = false;
+  resolve_averaging(l1, 100);
+  resolve_averaging(hogwild, 100);
+  EXPECT_FALSE(l1.average);
+  EXPECT_FALSE(hogwild.average);
+  // An explicit choice is kept whatever the rows.
+  doc["optimizer"] = {{"average", false}};
+  OptimizerConfig off = parse_train_config(doc, "/base").optimizer;
+  resolve_averaging(off, 100);
+  EXPECT_FALSE(off.average);
+  doc["optimizer"] = {{"average", true}};
+  OptimizerConfig on = parse_train_config(doc, "/base").optimizer;
+  resolve_averaging(on, 1000000);
+  EXPECT_TRUE(on.average);
+  for (const nlohmann::json& bad : {nlohmann::json("sometimes"), nlohmann::json(1)}) {
+    doc["optimizer"] = {{"average", bad}};
+    EXPECT_NE(error_of(doc).find("optimizer.average: expected true, false or \"auto\", found " +
+                                 bad.dump()),
+              std::string::npos) << error_of(doc);
+  }
+  // "auto" written out is the default.
+  doc["optimizer"] = {{"average", "auto"}};
+  EXPECT_TRUE(parse_train_config(doc, "/base").optimizer.average_auto);
 }
 
 TEST(Config, AbsolutePathsAreKept) {
@@ -136,9 +196,8 @@ TEST(Config, ReorderFeaturesIsOnByDefaultAndABool) {
   EXPECT_NE(msg.find("optimizer.reorder_features"), std::string::npos) << msg;
 }
 
-TEST(Config, AverageIsOffByDefaultAndNeedsOneThreadOrReplicasAndNoL1) {
+TEST(Config, AverageNeedsOneThreadOrReplicasAndNoL1) {
   auto doc = minimal();
-  EXPECT_FALSE(parse_train_config(doc, "/b").optimizer.average);
   doc["optimizer"] = {{"average", true}};
   const TrainConfig c = parse_train_config(doc, "/b");
   EXPECT_TRUE(c.optimizer.average);

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bagel/csr.h"
 #include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
 #include "bagel/text/text_corpus.h"
@@ -46,7 +47,7 @@ struct DataSpec {
 // (README §9): "auto" values are resolved from the training data by
 // resolve_auto() before training.
 struct OptimizerConfig {
-  int epochs = 0;                 // passes; 0 = "auto": auto_epochs(rows)
+  int epochs = 0;                 // passes; 0 = "auto": auto_epochs(train x)
   double learning_rate = 0;       // eta0; 0 = "auto": picked on a sample (rate_calibration.h)
   ScheduleKind schedule = ScheduleKind::kLinear;
   double power_t = 0.5;           // invscaling exponent
@@ -61,6 +62,8 @@ struct OptimizerConfig {
   bool reorder_features = true;   // number features by frequency while training (feature_order.h)
   bool average = false;           // averaged SGD: the model is the mean of every step's weights
                                   // (one thread, or the deterministic replicas; no L1)
+  bool average_auto = false;      // "auto", the config file's default (parse_config sets it):
+                                  // `average` is then set by resolve_averaging, from the rows
   int average_from = 1;           // first epoch whose steps enter that mean (1 = all)
   ClassWeightSpec class_weight;   // per-class loss weights (sample_weights.h)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
@@ -84,10 +87,26 @@ struct TrainConfig {
   nlohmann::json resolved;        // every key with its effective value (saved in model.json)
 };
 
-// "auto" epochs: enough passes for about 200,000 updates of one row, between
-// 5 and 20 (small count data sets kept gaining up to ~20 passes; sets of
-// ~70k rows gained nothing past 5).
-int auto_epochs(std::int64_t rows);
+// "auto" epochs, between 5 and 20: enough passes for about 200,000 updates of
+// one row (small count data sets kept gaining up to ~20 passes; sets of ~70k
+// rows gained nothing past 5), and for each weight row in use to be updated
+// about 300 times (nonzeros / used_features a pass): data whose features are
+// mostly rare, such as 75 non-zeros a row over 2^20 features, needs more
+// passes than its row count says (README §9).
+int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features);
+
+// auto_epochs for the rows of x (counts the columns its rows use: one pass).
+int auto_epochs(const CsrMatrix& x);
+
+// average "auto": averaged SGD for training sets of at most this many rows,
+// where it measured 0.4-1.3 points more accurate than the last iterate and
+// costs little (README §9); on larger sets it was within noise and slower.
+inline constexpr std::int64_t kAutoAverageRows = 10000;
+
+// Resolves average "auto" for `rows` training rows (a no-op otherwise): on
+// when rows <= kAutoAverageRows and the settings allow averaging (no l1; one
+// thread or the deterministic replicas).
+void resolve_averaging(OptimizerConfig& c, std::int64_t rows);
 
 // Applies "a.b.c=value" overrides (value parsed as JSON, else taken as a
 // string) to a config document. Throws ConfigError naming the override.

@@ -333,6 +333,10 @@ class EmbeddingBagLayer {
   std::span<const float> average_weight_sum() const { return avg_sum_; }
   std::span<const double> average_bias_sum() const { return avg_bias_; }
   std::int64_t average_steps() const { return avg_steps_; }
+  // Averaging as those three left it (a resumed run's), in place of
+  // start_averaging(): the mean then goes on as if never interrupted.
+  void restore_averaging(std::span<const float> weight_sum, std::span<const double> bias_sum,
+                         std::int64_t steps);
 
   // --- deterministic parallel mode (thread 0's state; callers synchronise) ---
   // Pending L1 of the features in [lo, hi) that `rows` touch.

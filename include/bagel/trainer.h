@@ -52,6 +52,7 @@ struct TrainingSummary {
   double seconds = 0;             // training (with the rate calibration), not loading
   int epochs = 0;                 // planned (optimizer.epochs, "auto" resolved)
   double learning_rate = 0;       // eta0 of the run that finished
+  bool average = false;           // averaged SGD (optimizer.average, "auto" resolved)
   std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
   nlohmann::json calibration_json;             // a resumed run's: the first part's calibration
   int resumed_from_epoch = 0;                  // a resumed run: epochs done before it
@@ -81,11 +82,18 @@ struct TrainingCheckpoint {
   int bad_epochs = 0;
   std::vector<float> best_weight, best_bias;
   std::vector<float> weight, bias;  // after `epoch`
+  // Averaged SGD (sparse layer), once it has started: the layer's running
+  // sums of the weights and biases and the number of steps they hold.
+  bool averaging = false;
+  std::vector<float> average_weight_sum;
+  std::vector<double> average_bias_sum;
+  std::int64_t average_steps = 0;
 };
 
-// Why runs of this config cannot be resumed ("" when they can): averaged
-// SGD's running sums and the replicas' momentum live outside the weights.
-std::string resume_unsupported(const OptimizerConfig& config, const TrainPlan& plan);
+// Why runs of this config cannot be resumed ("" when they can): the
+// replicas' momentum and the dense layer's averaged sums live outside the
+// weights and are not saved.
+std::string resume_unsupported(const OptimizerConfig& config, LayerKind layer, const TrainPlan& plan);
 
 // What train_model resumes from and keeps: `resume` (may be null) is where
 // it starts; `latest` (may be null) receives the state after each completed

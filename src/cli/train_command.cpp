@@ -46,8 +46,11 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
     progress.message("starting from the model in " + config.init);
   }
   TrainingCheckpoint latest;
-  const std::string unsupported = resume_unsupported(
-      config.optimizer, plan_training(config.optimizer, config.layer, data.train.x.rows()));
+  OptimizerConfig resolved = config.optimizer;
+  resolve_averaging(resolved, data.train.x.rows());
+  const std::string unsupported =
+      resume_unsupported(resolved, config.layer,
+                         plan_training(resolved, config.layer, data.train.x.rows()));
   const StopOnSignal stop(progress.stop_flag());
   try {
     const Checkpointing checkpoints{resume ? &*resume : nullptr, &latest};

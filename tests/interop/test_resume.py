@@ -2,7 +2,8 @@
 epoch saves its state beside the model folder (OUTPUT.bagel-resume) and exits
 130/143; the same command with --resume ends with the model of a run that was
 never stopped, bit for bit, and removes the saved state. A changed config or
-data, or nothing to resume, is refused; averaged SGD says it cannot resume.
+data, or nothing to resume, is refused. Averaged SGD resumes bit for bit too
+(its running sums are saved); the dense layer's says it cannot resume.
 
 Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_resume
 """
@@ -69,9 +70,17 @@ class Resume(unittest.TestCase):
         return np.load(folder / "weight.npy"), np.load(folder / "bias.npy")
 
     def test_a_stopped_run_resumed_ends_with_the_unstopped_runs_model(self):
-        whole = run_bagel("train", "--config", self.config("whole"), "--quiet")
+        self.check_resume_is_bit_for_bit()
+
+    def test_averaged_sgd_resumes_bit_for_bit(self):
+        # Stopped after epoch 3, inside the averaged epochs (from 2 on): the
+        # sums of the weights and the step count are saved with the weights.
+        self.check_resume_is_bit_for_bit(average=True, average_from=2)
+
+    def check_resume_is_bit_for_bit(self, **optimizer):
+        whole = run_bagel("train", "--config", self.config("whole", **optimizer), "--quiet")
         self.assertEqual(whole.returncode, 0, whole.stderr)
-        config = self.config("part")
+        config = self.config("part", **optimizer)
         status, stderr = self.stop_after_epoch(config, 3)
         self.assertEqual(status, 130, stderr)
         saved = self.dir / "part.bagel-resume"
@@ -128,11 +137,14 @@ class Resume(unittest.TestCase):
                       proc.stderr)
         self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
 
-    def test_averaged_sgd_says_it_cannot_resume(self):
-        status, stderr = self.stop_after_epoch(
-            self.config("avg", average=True, schedule="constant"), 2)
+    def test_the_dense_layers_averaged_sgd_says_it_cannot_resume(self):
+        config = self.config("avg", average=True, schedule="constant")
+        c = json.loads(config.read_text())
+        c["model"] = {"layer": "dense"}
+        config.write_text(json.dumps(c))
+        status, stderr = self.stop_after_epoch(config, 2)
         self.assertEqual(status, 130, stderr)
-        self.assertIn("this run cannot be resumed: averaged SGD", stderr)
+        self.assertIn("this run cannot be resumed: the dense layer's averaged SGD", stderr)
         self.assertFalse((self.dir / "avg.bagel-resume").exists())
 
 

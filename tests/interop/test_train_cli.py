@@ -68,6 +68,26 @@ class TrainCommandLine(unittest.TestCase):
     def train(self, config, *extra):
         return run_bagel("train", "--config", self.write_config(config), *extra)
 
+    def test_average_auto_averages_few_rows_and_names_it_in_the_plan(self):
+        # 120 rows: "auto" is averaged SGD, the same model as "average": true,
+        # bit for bit; "average": false gives another one.
+        def trained(name, **optimizer):
+            c = self.config(output=str(self.dir / name))
+            c["optimizer"].update(optimizer)
+            proc = self.train(c)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            meta = json.loads((self.dir / name / "model.json").read_text())
+            return proc, meta, (self.dir / name / "weight.npy").read_bytes()
+        proc, meta, auto = trained("auto")
+        self.assertIn("averaged (auto: few rows)", proc.stderr)
+        self.assertIs(meta["training"]["average"], True)
+        self.assertEqual(meta["config"]["optimizer"]["average"], "auto")
+        _, _, on = trained("on", average=True)
+        _, off_meta, off = trained("off", average=False)
+        self.assertEqual(auto, on)
+        self.assertNotEqual(auto, off)
+        self.assertIs(off_meta["training"]["average"], False)
+
     def assert_fails(self, proc, *fragments):
         self.assertNotEqual(proc.returncode, 0, proc.stderr)
         self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
