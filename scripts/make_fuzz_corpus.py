@@ -17,6 +17,7 @@ Issue 18's hostile files are seeds, made by the same functions as the CLI
 tests that reproduce them (tests/interop/hostile_files.py), smaller where
 the size does not matter to the check:
   1 deep JSON          config/nested_deep.json, config/set_nested_deep,
+                       config/nested_64.json (accepted) and nested_65.json,
                        model/deep_config (1000 deep; the limit is 64)
   2 predict --threads  a command-line number, no file: not a seed
   3 '<U0' memcpy UB    npy/zero_width_unicode.npy, labels/zero_width_unicode.npy
@@ -33,7 +34,8 @@ the size does not matter to the check:
   6 kill during save   a process's fate, no file: not a seed
   7 not UTF-8          labels/not_utf8.txt, labels/overlong_and_surrogate.txt,
                        labels/not_utf8_bytes.npy, text_corpus/labels_not_utf8,
-                       config/output_not_utf8.json, model/config_not_utf8.
+                       config/output_not_utf8.json, config/set_output_not_utf8,
+                       model/config_not_utf8.
                        Unwritable outputs are paths, no file: not a seed
   8 raw messages       config/number_overflow.json, config/set_number_overflow,
                        model/number_overflow; disk full is not a file
@@ -210,12 +212,16 @@ def config_seeds():
     write("config", "comments.json", b"// a comment\n{\"train\": {\"features\": \"a.npz\", "
                                      b"\"labels\": \"a.labels\"} /* inline */}\n")
     write("config", "nested_deep.json", '{"train": ' + deep_array(1000) + "}")
+    write("config", "nested_64.json", deep_array(64))  # the deepest accepted
+    write("config", "nested_65.json", deep_array(65))
     write("config", "set_nested_deep", SEPARATOR.join([example, b"optimizer.epochs=" +
                                                        deep_array(1000).encode()]))
     write("config", "number_overflow.json", b"{\"optimizer\": {\"l2\": 1e999}}")
     write("config", "set_number_overflow", SEPARATOR.join([example, b"optimizer.l2=1e999"]))
     write("config", "output_not_utf8.json",
           b"{\"train\": {\"features\": \"a.svm\"}, \"output\": \"runs/\xff\xfemodel\"}")
+    # A --set value that is not JSON is a string as given: bytes, not text.
+    write("config", "set_output_not_utf8", SEPARATOR.join([example, b"output=runs/\xff\xfemodel"]))
 
 
 def model_seeds():
