@@ -28,7 +28,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-readers=(npy npz svmlight labels config model text_corpus)
+readers=(npy npz svmlight labels config model text_corpus fasttext delimited folder)
 [ -n "$only" ] && readers=("$only")
 
 ensure_packages "${BAGEL_BUILD_PACKAGES[@]}" "${BAGEL_FUZZ_PACKAGES[@]}"

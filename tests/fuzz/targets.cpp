@@ -1,20 +1,11 @@
 #include "targets.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <bit>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <random>
 #include <string_view>
-#include <system_error>
 
 #include "bagel/config.h"
 #include "bagel/error.h"
@@ -27,121 +18,13 @@
 #include "bagel/npz.h"
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
-#include "bagel/text/text_corpus.h"
+#include "harness.h"
 
 namespace bagel::fuzz {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// A reader's result that breaks its own contract: not an error the reader
-// meant, so it must stop the fuzzer (abort) like a crash.
-void require(bool holds, const char* what) {
-  if (holds) return;
-  std::fprintf(stderr, "bagel fuzz: broken invariant: %s\n", what);
-  std::abort();
-}
-
-// Runs `read` and says whether it succeeded; a bagel::Error is the reader
-// refusing the input, which is what bad input must get. Any other exception
-// leaves: an uncaught exception is a finding.
-template <class Read>
-bool accepted(Read&& read) {
-  try {
-    read();
-    return true;
-  } catch (const Error&) {
-    return false;
-  }
-}
-
-std::span<const std::byte> as_bytes(Bytes input) { return std::as_bytes(input); }
-
-std::string as_string(Bytes input) {
-  return {reinterpret_cast<const char*>(input.data()), input.size()};
-}
-
-// The files a target writes, in a folder of this process's own (the fuzzer's
-// workers are processes), on tmpfs where there is one.
-class Scratch {
- public:
-  Scratch() {
-    std::error_code ec;
-    const fs::path base = fs::is_directory("/dev/shm", ec) && ::access("/dev/shm", W_OK) == 0
-                              ? fs::path("/dev/shm")
-                              : fs::temp_directory_path();
-    std::random_device rd;
-    dir_ = base / ("bagel-fuzz-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-    fs::create_directories(dir_);
-  }
-  ~Scratch() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-
-  std::string write(const fs::path& name, std::string_view bytes) const {
-    const fs::path path = dir_ / name;
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    require(static_cast<bool>(out.flush()), "cannot write a scratch file");
-    return path.string();
-  }
-  // An empty folder `name`, emptied again on every call.
-  fs::path fresh_folder(const std::string& name) const {
-    const fs::path path = dir_ / name;
-    fs::remove_all(path);
-    fs::create_directory(path);
-    return path;
-  }
-
- private:
-  fs::path dir_;
-};
-
-const Scratch& scratch() {
-  static const Scratch instance;
-  return instance;
-}
-
-// `text` in a pipe whose writing end is closed, opened by name (/dev/fd/N)
-// as `bagel ... -i <(cat file)` would be: the readers' stream paths.
-// nullptr when the pipe cannot hold it all (the target then skips the stream).
-class PipeInput {
- public:
-  static std::unique_ptr<PipeInput> holding(std::string_view text) {
-    auto pipe = std::unique_ptr<PipeInput>(new PipeInput);
-    if (::pipe2(pipe->fds_, O_CLOEXEC) != 0) return nullptr;
-    // Grown only when needed: a 1 MiB pipe buffer per input cost more than
-    // the reading.
-    int capacity = ::fcntl(pipe->fds_[1], F_GETPIPE_SZ);
-    if (capacity >= 0 && text.size() > static_cast<std::size_t>(capacity))
-      capacity = ::fcntl(pipe->fds_[1], F_SETPIPE_SZ, 1 << 20);
-    if (capacity < 0 || text.size() > static_cast<std::size_t>(capacity)) return nullptr;
-    std::size_t done = 0;
-    while (done < text.size()) {
-      const ssize_t n = ::write(pipe->fds_[1], text.data() + done, text.size() - done);
-      if (n <= 0) return nullptr;
-      done += static_cast<std::size_t>(n);
-    }
-    ::close(pipe->fds_[1]);
-    pipe->fds_[1] = -1;
-    return pipe;
-  }
-  ~PipeInput() {
-    for (const int fd : fds_)
-      if (fd >= 0) ::close(fd);
-  }
-  PipeInput(const PipeInput&) = delete;
-  PipeInput& operator=(const PipeInput&) = delete;
-  std::string path() const { return "/dev/fd/" + std::to_string(fds_[0]); }
-
- private:
-  PipeInput() = default;
-  int fds_[2] = {-1, -1};
-};
 
 bool same_rows(const CsrMatrix& a, Index a_first, const CsrMatrix& b, Index b_first,
                Index count) {
@@ -160,10 +43,6 @@ bool same_svmlight(const SvmlightData& a, const SvmlightData& b) {
   return a.features.rows() == b.features.rows() && a.features.cols() == b.features.cols() &&
          a.labels.names == b.labels.names && a.labels.lines == b.labels.lines &&
          same_rows(a.features, 0, b.features, 0, a.features.rows());
-}
-
-bool same_labels(const RawLabels& a, const RawLabels& b) {
-  return a.names == b.names && a.numeric == b.numeric && a.values == b.values;
 }
 
 }  // namespace
@@ -330,20 +209,6 @@ void model(Bytes input) {
   const std::vector<double> proba = predict_proba(*model, x, 1);
   require(proba.size() == model->classes.size(), "model: one probability per class");
   for (const double p : proba) require(p >= 0 && p <= 1, "model: a probability outside [0, 1]");
-}
-
-void text_corpus(Bytes input) {
-  // Only the `lines` format is read so far; the others get their own
-  // targets as they are written.
-  const std::vector<std::string> parts = split_parts(input);
-  TextInput in;
-  in.path = scratch().write("corpus.txt", parts[0]);
-  if (parts.size() > 1) in.labels_path = scratch().write("corpus.labels", parts[1]);
-  std::optional<TextCorpus> corpus;
-  if (!accepted([&] { corpus = read_text_corpus(in); })) return;
-  require(corpus->lines.size() == corpus->size(), "text corpus: a line per document");
-  require(!corpus->labels || corpus->labels->size() == corpus->size(),
-          "text corpus: a label per document");
 }
 
 }  // namespace bagel::fuzz

@@ -33,6 +33,14 @@ void labels(Bytes input);       // a labels file: text, or .npy when the first b
 void config(Bytes input);       // a train config, then --set values, as `bagel train` reads it
 void model(Bytes input);        // model.json, weight.npy, bias.npy, then a prediction
 void text_corpus(Bytes input);  // raw text, one document per line, then its labels file
+// The other text layouts (text_corpus.h). The first byte of the input
+// chooses the reader's options (targets.cpp says how); the rest is the file,
+// read as a file and as a stream.
+void fasttext(Bytes input);     // fastText's supervised format
+void delimited(Bytes input);    // tsv or csv
+// A folder in scikit-learn's load_files layout: each part after the first
+// (the options byte) is a file, its relative path, '\n', its bytes.
+void folder(Bytes input);
 
 struct NamedTarget {
   const char* name;  // the folder under tests/fuzz/corpus/ and tests/fuzz/regressions/
@@ -41,6 +49,7 @@ struct NamedTarget {
 inline constexpr NamedTarget kTargets[] = {
     {"npy", npy},       {"npz", npz},       {"svmlight", svmlight},       {"labels", labels},
     {"config", config}, {"model", model},   {"text_corpus", text_corpus},
+    {"fasttext", fasttext}, {"delimited", delimited}, {"folder", folder},
 };
 
 }  // namespace bagel::fuzz

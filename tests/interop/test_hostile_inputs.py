@@ -6,18 +6,19 @@ refusing the file with one error line that names it."""
 import json
 import os
 import resource
-import struct
 import subprocess
 import tempfile
 import unittest
 import zipfile
-import zlib
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
 from cli_helpers import BAGEL, run_bagel, train_model, write_labeled_set
+from hostile_files import (LATIN1_LABEL, WIDE_SVMLIGHT, compressed_csr, deep_array,
+                           npy_header_only, npz_claiming_size, npz_padded, npz_with_long_format,
+                           with_deep_config)
 
 MEMORY_CAP = 3 << 30
 
@@ -30,50 +31,6 @@ def run_capped(*args):
     env = dict(os.environ, OMP_NUM_THREADS="2", MALLOC_ARENA_MAX="2")
     return subprocess.run([BAGEL, *map(str, args)], capture_output=True, text=True, timeout=120,
                           preexec_fn=limit, env=env)
-
-
-def npy_bytes(array):
-    import io
-    buffer = io.BytesIO()
-    np.save(buffer, array)
-    return buffer.getvalue()
-
-
-def npy_header_only(descr, shape):
-    """An .npy that claims `shape` of `descr` and holds no payload."""
-    header = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, repr(shape))
-    header += " " * (117 - len(header)) + "\n"
-    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode()
-
-
-def csr_members(x):
-    return {"indices.npy": npy_bytes(x.indices), "indptr.npy": npy_bytes(x.indptr),
-            "format.npy": npy_bytes(np.array(b"csr")),
-            "shape.npy": npy_bytes(np.array(x.shape, dtype=np.int64)),
-            "data.npy": npy_bytes(x.data)}
-
-
-def write_zip(path, members, compression):
-    with zipfile.ZipFile(path, "w", compression=compression) as z:
-        for name, data in members.items():
-            z.writestr(name, data)
-
-
-def claim_size(path, member, size):
-    """Rewrites the uncompressed size of `member` in both its local header and
-    its central directory entry, leaving its compressed size true."""
-    blob = bytearray(Path(path).read_bytes())
-    name = member.encode()
-    # (signature, offset of the name length, of the name, of the uncompressed size)
-    for signature, length_at, name_at, size_at in ((b"PK\x03\x04", 26, 30, 22),
-                                                   (b"PK\x01\x02", 28, 46, 24)):
-        at = blob.find(signature)
-        while at >= 0:
-            name_len = struct.unpack_from("<H", blob, at + length_at)[0]
-            if blob[at + name_at:at + name_at + name_len] == name:
-                struct.pack_into("<I", blob, at + size_at, size)
-            at = blob.find(signature, at + 4)
-    Path(path).write_bytes(bytes(blob))
 
 
 class HostileInputs(unittest.TestCase):
@@ -107,25 +64,20 @@ class HostileInputs(unittest.TestCase):
 
     def test_stored_member_claiming_4_gib_is_refused_before_allocating(self):
         path = self.path("claims.npz")
-        write_zip(path, csr_members(sp.random(5, 40, density=0.2, format="csr", random_state=1)),
-                  zipfile.ZIP_STORED)
-        claim_size(path, "format.npy", 0xFFFFFFF0)
+        x = sp.random(5, 40, density=0.2, format="csr", random_state=1)
+        path.write_bytes(npz_claiming_size(x, "format.npy", 0xFFFFFFF0, zipfile.ZIP_STORED))
         self.assertLess(path.stat().st_size, 4096)
         self.assert_refused(self.predict("-i", path), str(path), "corrupt zip entry")
 
     def test_member_padded_with_deflated_zeros_is_refused(self):
         path = self.path("padded.npz")
-        members = csr_members(self.x)
-        members["data.npy"] += bytes(64 << 20)  # 64 MiB of zeros after the array
-        write_zip(path, members, zipfile.ZIP_DEFLATED)
+        path.write_bytes(npz_padded(self.x, 64 << 20))  # 64 MiB of zeros after the array
         self.assertLess(path.stat().st_size, 1 << 20)
         self.assert_refused(self.predict("-i", path), str(path), "data:", "padded")
 
     def test_format_member_claiming_a_huge_shape_is_refused(self):
         path = self.path("format.npz")
-        members = csr_members(self.x)
-        members["format.npy"] = npy_header_only("|S3", (100000000,)) + bytes(300000000)
-        write_zip(path, members, zipfile.ZIP_DEFLATED)
+        path.write_bytes(npz_with_long_format(self.x, 100000000))
         self.assert_refused(self.predict("-i", path), str(path), "format:", "small array")
 
     def test_zero_width_bytes_labels_claiming_1e8_rows_are_refused(self):
@@ -143,10 +95,7 @@ class HostileInputs(unittest.TestCase):
         for name in ("weight.npy", "bias.npy"):
             (model / name).write_bytes((self.model / name).read_bytes())
         text = (self.model / "model.json").read_text()
-        start = text.index('"config"')
-        end = text.index('"training"')
-        deep = "[" * 1000000 + "]" * 1000000
-        (model / "model.json").write_text(text[:start] + '"config": ' + deep + ",\n  " + text[end:])
+        (model / "model.json").write_text(with_deep_config(text, 1000000))
         r = run_capped("predict", "-m", model, "-i", self.dir / "train.npz")
         self.assert_refused(r, "model.json", "nested deeper than 64")
 
@@ -159,7 +108,7 @@ class HostileInputs(unittest.TestCase):
 
     def test_config_nested_deeply_is_refused_with_its_file(self):
         path = self.path("deep.json")
-        path.write_text('{"train": ' + "[" * 200000 + "]" * 200000 + "}")
+        path.write_text('{"train": ' + deep_array(200000) + "}")
         self.assert_refused(run_capped("train", "--config", path), str(path), "nested deeper than 64")
 
     def test_config_number_beyond_double_range_names_the_file(self):
@@ -170,7 +119,7 @@ class HostileInputs(unittest.TestCase):
         self.assertNotIn("json.exception", r.stderr)
 
     def test_set_value_nested_deeply_is_a_usage_error(self):
-        value = "[" * 60000 + "]" * 60000
+        value = deep_array(60000)
         r = run_capped("train", "--config", self.config("ok.json"), "--set", "optimizer.epochs=" + value)
         self.assert_refused(r, "--set optimizer.epochs=", status=2)
 
@@ -220,7 +169,7 @@ class HostileInputs(unittest.TestCase):
         folder.mkdir()
         write_labeled_set(folder, 50, 10, 0.3, 1, ["yes", "no"])
         lines = (folder / "train.labels").read_bytes().splitlines()
-        lines[6] = "café".encode("latin-1")
+        lines[6] = LATIN1_LABEL
         (folder / "train.labels").write_bytes(b"\n".join(lines) + b"\n")
         (folder / "cfg.json").write_text(
             '{"train": {"features": "train.npz", "labels": "train.labels"}, "output": "m"}')
@@ -270,7 +219,7 @@ class HostileInputs(unittest.TestCase):
     def test_an_index_near_2_to_the_31_is_refused_before_training(self):
         folder = self.path("wide")
         folder.mkdir()
-        (folder / "train.svm").write_text("1 2147483646:1\n0 1:1\n1 2:1\n0 3:1\n")
+        (folder / "train.svm").write_text(WIDE_SVMLIGHT)
         (folder / "cfg.json").write_text('{"train": {"features": "train.svm"}, "output": "m"}')
         r = run_capped("train", "--config", folder / "cfg.json", "--quiet")
         self.assert_refused(r, "train.svm", "2147483646 features", "of memory")
@@ -293,27 +242,6 @@ class HostileInputs(unittest.TestCase):
         metrics = meta["training"]["train_metrics"]
         self.assertNotIn("confusion_matrix", metrics)
         self.assertEqual(len(metrics["per_class"]), classes)
-
-
-def write_compressed_csr(path, rows, row_indices, chunk_rows=8192):
-    """A deflated CSR .npz whose every row holds `row_indices` with value 1,
-    written a block of rows at a time, so that Python never holds the whole
-    (possibly large) matrix."""
-    nnz_per_row = len(row_indices)
-    nnz = rows * nnz_per_row
-    def stream(z, name, header, block):
-        with z.open(name, "w", force_zip64=True) as out:
-            out.write(header)
-            for start in range(0, rows, chunk_rows):
-                out.write(block[:min(chunk_rows, rows - start) * nnz_per_row].tobytes())
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
-        z.writestr("format.npy", npy_bytes(np.array(b"csr")))
-        z.writestr("shape.npy", npy_bytes(np.array([rows, max(row_indices) + 1], dtype=np.int64)))
-        z.writestr("indptr.npy", npy_bytes(np.arange(rows + 1, dtype=np.int32) * nnz_per_row))
-        stream(z, "indices.npy", npy_header_only("<i4", (nnz,)),
-               np.tile(np.asarray(row_indices, dtype=np.int32), chunk_rows))
-        stream(z, "data.npy", npy_header_only("<f4", (nnz,)),
-               np.ones(chunk_rows * nnz_per_row, dtype=np.float32))
 
 
 class CompressedPredict(unittest.TestCase):
@@ -351,7 +279,7 @@ class CompressedPredict(unittest.TestCase):
     def test_a_compressed_file_is_predicted_in_bounded_memory(self):
         # 131,072 rows x 500 non-zeros: 524 MB inflated, a few MB on disk.
         path = self.dir / "wide.npz"
-        write_compressed_csr(path, 131072, list(range(500)))
+        compressed_csr(path, 131072, list(range(500)))
         self.assertLess(path.stat().st_size, 8 << 20)
         def limit():
             resource.setrlimit(resource.RLIMIT_AS, (700 << 20, 700 << 20))
