@@ -192,10 +192,10 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
     TextCorpus text = read_text_split(config.train);
     if (fitted) {
       out.vectorizer = std::move(fitted);
-      train_raw = text_features(text, out.vectorizer->transform(text.documents, usable_cores()).to_csr());
+      train_raw = text_features(text, out.vectorizer->transform(text.documents.views(), usable_cores()).to_csr());
     } else {
       auto [vectorizer, matrix] =
-          Vectorizer::fit_transform(*config.vectorizer, text.documents, usable_cores());
+          Vectorizer::fit_transform(*config.vectorizer, text.documents.views(), usable_cores());
       out.vectorizer = std::make_shared<const Vectorizer>(std::move(vectorizer));
       train_raw = text_features(text, matrix.to_csr());
     }
@@ -210,7 +210,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
   weigh_rows(out, config.optimizer, sample_weight);
   if (config.valid && out.vectorizer) {
     TextCorpus text = read_text_split(*config.valid);
-    out.valid = encode("valid", text_features(text, out.vectorizer->transform(text.documents,
+    out.valid = encode("valid", text_features(text, out.vectorizer->transform(text.documents.views(),
                                                                                usable_cores())
                                                         .to_csr()),
                        out.classes);
@@ -242,7 +242,7 @@ LabeledData load_text_for_model(const Model& model, const std::string& path, Tex
   input.unlabeled = Unlabeled::keep;
   TextCorpus corpus = read_text_corpus(input);
   LabeledData d;
-  d.features = model.vectorizer->transform(corpus.documents, threads).to_csr();
+  d.features = model.vectorizer->transform(corpus.documents.views(), threads).to_csr();
   if (corpus.labels) d.labels = std::move(*corpus.labels);
   d.format = FeatureFormat::kNpz;
   return d;

@@ -17,7 +17,7 @@ std::filesystem::path temp_file(const std::string& name) {
 
 TEST(Vocabulary, TermsWithNewlinesAndBackslashesRoundTrip) {
   const std::vector<std::string> terms = {"a", "line\nbreak", "carriage\rreturn", "back\\slash", "\\n", "",
-                                          "日本語", "é"};
+                                          "\\e", "e", "日本語", "é"};
   const auto path = temp_file("roundtrip.txt");
   Vocabulary(terms).write(path.string());
   const Vocabulary read = Vocabulary::read(path.string());
@@ -30,13 +30,15 @@ TEST(Vocabulary, TermsWithNewlinesAndBackslashesRoundTrip) {
   std::filesystem::remove(path);
 }
 
+// Vocabulary::read is read_vocabulary_file: the same errors as bagel inspect's.
 TEST(Vocabulary, BadFilesAreErrorsNamingTheLine) {
   const auto path = temp_file("bad.txt");
   for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
-           {"a\nb\na\n", ":3: the term 'a' is listed twice"},
-           {"a\nb\\t\n", ":2: unknown escape"},
-           {"a\n\xff\n", ":2: a term that is not UTF-8"},
-           {"a\nb", ":2: the last line has no newline"}}) {
+           {"a\nb\na\n", ":3: the term \"a\" is already on line 1"},
+           {"a\nb\\t\n", ":2: byte 2: a backslash must start"},
+           {"a\n\xff\n", ":2: byte 1 is not UTF-8"},
+           {"a\n\nb\n", ":2: empty line"},
+           {"a\nb\\e\n", ":2: byte 2: \\e stands for the empty term"}}) {
     std::ofstream(path, std::ios::binary) << text;
     try {
       Vocabulary::read(path.string());

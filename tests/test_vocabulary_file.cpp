@@ -48,6 +48,23 @@ TEST(VocabularyFile, EscapesRoundTrip) {
   EXPECT_EQ(escape_vocabulary_term("a\nb\\c\rd"), "a\\nb\\\\c\\rd");
 }
 
+TEST(VocabularyFile, EmptyTermIsTheLineBackslashE) {
+  TempDir dir;
+  const std::vector<std::string> terms = {"", "e", "\\e", "\\"};
+  write_vocabulary_file(dir.path("v.txt"), terms);
+  std::ifstream in(dir.path("v.txt"), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(bytes, "\\e\ne\n\\\\e\n\\\\\n");
+  EXPECT_EQ(read_vocabulary_file(dir.path("v.txt")), terms);
+  EXPECT_EQ(escape_vocabulary_term(""), "\\e");
+}
+
+TEST(VocabularyFile, BackslashEWithMoreOnItsLineIsAnError) {
+  const FileError e = error_reading("a\nx\\e\n", 2);
+  EXPECT_NE(std::string(e.what()).find("byte 2: \\e stands for the empty term"), std::string::npos) << e.what();
+  error_reading("\\ex\n", 1);
+}
+
 TEST(VocabularyFile, WrittenFileHasOneLinePerTerm) {
   TempDir dir;
   write_vocabulary_file(dir.path("v.txt"), {"x\ny", "z"});
@@ -62,7 +79,8 @@ TEST(VocabularyFile, InvalidUtf8NamesTheLine) {
 }
 
 TEST(VocabularyFile, EmptyLineIsAnError) {
-  error_reading("a\n\nb\n", 2);
+  const FileError e = error_reading("a\n\nb\n", 2);
+  EXPECT_NE(std::string(e.what()).find("the empty term is written \\e"), std::string::npos) << e.what();
   error_reading("a\nb\n\n", 3);  // a stray blank line at the end would shift nothing but count
 }
 

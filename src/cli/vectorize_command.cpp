@@ -139,13 +139,13 @@ int run_vectorize(const VectorizeOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_text_corpus(input);
   std::size_t bytes = 0;
-  for (const std::string& d : corpus.documents) bytes += d.size() + 1;
+  for (const std::string_view d : corpus.documents) bytes += d.size() + 1;
 
   TextMatrix x;
   if (fitted) {
-    x = fitted->transform(corpus.documents, threads);
+    x = fitted->transform(corpus.documents.views(), threads);
   } else {
-    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus.documents, threads);
+    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus.documents.views(), threads);
     x = std::move(matrix);
     fitted = std::move(vectorizer);
   }

@@ -115,7 +115,7 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
                         "empty label in column " + std::to_string(columns.label()), line);
       names.push_back(std::move(label));
     }
-    corpus.documents.push_back(std::move(fields[static_cast<std::size_t>(columns.text())]));
+    corpus.documents.push_back(fields[static_cast<std::size_t>(columns.text())]);
     corpus.lines.push_back(line);
   });
   text.for_each([&](std::string_view line, std::int64_t number, bool newline) {

@@ -50,7 +50,7 @@ class FastTextRows {
     for (std::size_t k = 0; k < distinct_.size(); ++k) {
       const float weight =
           input_->multi_label == MultiLabel::split ? distinct_[k].second / words : 1.0f;
-      add_row(distinct_[k].first, weight, number, k + 1 == distinct_.size());
+      add_row(distinct_[k].first, weight, number, k == 0);
     }
   }
 
@@ -90,7 +90,7 @@ class FastTextRows {
         return;
       case Unlabeled::keep:
         if (presence_.unlabeled == 0) presence_.unlabeled = number;
-        rows_.documents.push_back(std::move(parsed_.document));
+        rows_.documents.push_back(parsed_.document);
         rows_.lines.push_back(number);
         return;
       case Unlabeled::error:
@@ -117,8 +117,8 @@ class FastTextRows {
     }
   }
 
-  // `last`: the line's last row, which takes its document instead of a copy.
-  void add_row(std::string_view label, float weight, std::int64_t number, bool last) {
+  // The rows of one line share one copy of its document.
+  void add_row(std::string_view label, float weight, std::int64_t number, bool first) {
     // Weights are kept only once one differs from 1 (most files never do).
     if (weight != 1.0f && !weighted_) {
       rows_.weights.assign(rows_.size(), 1.0f);
@@ -126,11 +126,10 @@ class FastTextRows {
     }
     if (weighted_) rows_.weights.push_back(weight);
     names_.emplace_back(label);
-    if (last) {
-      rows_.documents.push_back(std::move(parsed_.document));
-    } else {
+    if (first)
       rows_.documents.push_back(parsed_.document);
-    }
+    else
+      rows_.documents.push_view(rows_.documents[rows_.documents.size() - 1]);
     rows_.lines.push_back(number);
   }
 

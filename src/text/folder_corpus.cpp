@@ -64,7 +64,7 @@ TextCorpus read_folder(const TextInput& input) {
       const MappedFile bytes(path);
       const std::string_view raw(reinterpret_cast<const char*>(bytes.bytes().data()),
                                  bytes.bytes().size());
-      corpus.documents.emplace_back(decode_text(raw, input.decode_error, scratch, path, 1));
+      corpus.documents.push_back(decode_text(raw, input.decode_error, scratch, path, 1));
       corpus.files.push_back(path);
       corpus.lines.push_back(0);
       names.push_back(name);

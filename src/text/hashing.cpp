@@ -51,7 +51,7 @@ std::int32_t murmurhash3_32(std::string_view key, std::uint32_t seed) {
   return static_cast<std::int32_t>(h);
 }
 
-HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string> documents,
+HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string_view> documents,
                           const HashingOptions& options, int threads) {
   const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
   const int parts = static_cast<int>(bounds.size() - 1);

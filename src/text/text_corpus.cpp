@@ -37,12 +37,7 @@ void append_rows(TextCorpus& into, TextCorpus&& part) {
     part.weights.resize(part.size(), 1.0f);
     into.weights.insert(into.weights.end(), part.weights.begin(), part.weights.end());
   }
-  if (into.documents.empty()) {
-    into.documents = std::move(part.documents);
-  } else {
-    into.documents.insert(into.documents.end(), std::make_move_iterator(part.documents.begin()),
-                          std::make_move_iterator(part.documents.end()));
-  }
+  into.documents.append(std::move(part.documents));
   into.lines.insert(into.lines.end(), part.lines.begin(), part.lines.end());
 }
 
@@ -58,11 +53,18 @@ namespace {
 using detail::check_not_empty_stream;
 using detail::without_cr;
 
-// The lines of one chunk (or of a whole stream).
+// The lines of one chunk (or of a whole stream). A line of a mapped file
+// that needed no repair is a view into the file; others are copied (a
+// stream's blocks are reused).
 struct LinesPart {
   TextCorpus rows;
+  std::string_view file;  // the mapped file's text; empty for a stream
   void add(std::string_view line, std::int64_t number) {
-    rows.documents.emplace_back(without_cr(line));
+    const std::string_view document = without_cr(line);
+    if (document.data() >= file.data() && document.data() + document.size() <= file.data() + file.size())
+      rows.documents.push_view(document);
+    else
+      rows.documents.push_back(document);
     rows.lines.push_back(number);
   }
 };
@@ -71,7 +73,9 @@ TextCorpus read_lines(const TextInput& input) {
   TextLines text(input.path, input.decode_error, /*drop_bom=*/false);
   TextCorpus corpus;
   corpus.source = text.source();
-  for (LinesPart& part : read_in_parts(text, [] { return LinesPart{}; }))
+  const std::string_view file = text.whole_text();
+  if (!file.empty()) corpus.documents.keep_alive(text.mapped_file());
+  for (LinesPart& part : read_in_parts(text, [&] { return LinesPart{{}, file}; }))
     detail::append_rows(corpus, std::move(part.rows));
   check_not_empty_stream(corpus, text);
   if (!input.labels_path.empty()) {

@@ -41,23 +41,27 @@ TextLines::TextLines(const std::string& path, DecodeError decode_error, bool dro
     stream_ = std::make_unique<InputStream>(path);
     blocks_ = std::make_unique<LineBlocks>(*stream_, kStreamBlockBytes);
   } else {
-    file_ = std::make_unique<MappedFile>(path);
+    file_ = std::make_shared<const MappedFile>(path);
   }
 }
 
 TextLines::~TextLines() = default;
 
-std::string_view TextLines::whole_text() { return file_ ? next_block() : std::string_view(); }
+std::string_view TextLines::whole_text() const {
+  if (!file_) return {};
+  const auto bytes = file_->bytes();
+  const std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  return drop_bom_ && text.starts_with(kUtf8Bom) ? text.substr(kUtf8Bom.size()) : text;
+}
 
 std::string_view TextLines::next_block() {
-  std::string_view block;
-  if (blocks_) {
-    const auto span = blocks_->next();
-    block = {span.data(), span.size()};
-  } else if (!started_) {
-    const auto bytes = file_->bytes();
-    block = {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
+  if (file_) {
+    const bool first = !started_;
+    started_ = true;
+    return first ? whole_text() : std::string_view();
   }
+  const auto span = blocks_->next();
+  std::string_view block(span.data(), span.size());
   if (!started_ && drop_bom_ && block.starts_with(kUtf8Bom)) block.remove_prefix(kUtf8Bom.size());
   started_ = true;
   return block;

@@ -249,7 +249,7 @@ Vectorizer::Vectorizer(VectorizerOptions options, const std::string& field_prefi
     : options_(std::move(options)), analyzer_(options_.analyzer, field_prefix) {}
 
 std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOptions& options,
-                                                            std::span<const std::string> documents,
+                                                            std::span<const std::string_view> documents,
                                                             int threads) {
   Vectorizer v(options, "vectorizer.");
   if (documents.empty()) throw Error("no documents to vectorize");
@@ -267,7 +267,7 @@ std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOpti
   return {std::move(v), std::move(m)};
 }
 
-TextMatrix Vectorizer::transform(std::span<const std::string> documents, int threads) const {
+TextMatrix Vectorizer::transform(std::span<const std::string_view> documents, int threads) const {
   if (options_.kind == VectorizerKind::hashing) {
     HashedRows rows = hash_documents(analyzer_, documents,
                                      {options_.n_features, options_.alternate_sign, options_.limits.binary}, threads);

@@ -4,21 +4,44 @@
 #include <parallel/algorithm>
 
 #include <algorithm>
-#include <functional>
+#include <bit>
+#include <cstring>
 #include <numeric>
 
-#include "bagel/atomic_file.h"
 #include "bagel/error.h"
-#include "bagel/mapped_file.h"
 #include "bagel/parallel_errors.h"
 #include "bagel/text/numpy_math.h"
-#include "bagel/text/utf8.h"
+#include "bagel/text/vocabulary_file.h"
 
 namespace bagel {
 
 namespace {
 
-std::uint64_t hash_term(std::string_view term) { return std::hash<std::string_view>{}(term); }
+// A fast 64-bit hash of short strings: 8 bytes a step (a multiply and a
+// rotation), then MurmurHash3's finalizer, so that the low bits the table
+// masks with depend on every byte.
+std::uint64_t hash_term(std::string_view term) {
+  constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
+  std::uint64_t h = term.size() * kMultiplier;
+  const char* p = term.data();
+  std::size_t left = term.size();
+  for (; left >= 8; left -= 8, p += 8) {
+    std::uint64_t word;
+    std::memcpy(&word, p, 8);
+    h = (std::rotl(h, 23) ^ word) * kMultiplier;
+  }
+  if (left > 0) {
+    std::uint64_t word = 0;
+    std::memcpy(&word, p, left);
+    h = (std::rotl(h, 23) ^ word) * kMultiplier;
+  }
+  h ^= h >> 33;
+  h *= 0xFF51AFD7ED558CCDull;
+  h ^= h >> 33;
+  h *= 0xC4CEB9FE1A85EC53ull;
+  h ^= h >> 33;
+  return h;
+}
 
 // Runs body(chunk) for chunk in [0, chunks) on `threads` threads; the first
 // exception is rethrown after the region.
@@ -30,6 +53,11 @@ void for_each_chunk(std::size_t chunks, int threads, Body body) {
   errors.rethrow();
 }
 
+// Typical text: a (document, term) entry every 8 bytes or more, a new term
+// every 64 bytes or more in a chunk of a few MB.
+constexpr std::size_t kBytesPerEntry = 8;
+constexpr std::size_t kBytesPerNewTerm = 64;
+
 // The terms of a run of documents, counted against a local table: each row's
 // entries in the order its terms first occur in the document (a dict's
 // insertion order, as CountVectorizer._count_vocab builds it).
@@ -40,41 +68,49 @@ struct ChunkCounts {
   std::vector<std::int32_t> counts;
 };
 
+// By term id: the last row that holds the term, and where its entry is.
+struct Seen {
+  std::int64_t row = -1;
+  std::int64_t at = 0;
+};
+
 // Adds one document's terms to `out`: `lookup` gives a term's id (or -1 to
-// skip it); `mark` and `slot` remember, by id, the last row holding it and
-// where. No allocation once the vectors have grown.
+// skip it). No allocation once the vectors have grown.
 template <class Lookup>
 void count_document(const Analyzer& analyzer, std::string_view document, Analyzer::Scratch& scratch,
-                    Lookup lookup, std::int64_t row, std::vector<std::int64_t>& mark,
-                    std::vector<std::int64_t>& slot, std::vector<std::int32_t>& ids,
+                    Lookup lookup, std::int64_t row, std::vector<Seen>& seen, std::vector<std::int32_t>& ids,
                     std::vector<std::int32_t>& counts) {
   analyzer.analyze(document, scratch, [&](std::string_view term) {
     const std::int32_t id = lookup(term);
     if (id < 0) return;
-    if (static_cast<std::size_t>(id) >= mark.size()) {
-      mark.resize(static_cast<std::size_t>(id) + 1, -1);
-      slot.resize(static_cast<std::size_t>(id) + 1, 0);
-    }
-    if (mark[id] != row) {
-      mark[id] = row;
-      slot[id] = static_cast<std::int64_t>(ids.size());
+    if (static_cast<std::size_t>(id) >= seen.size()) seen.resize(std::max(seen.size() * 2, static_cast<std::size_t>(id) + 1));
+    Seen& s = seen[static_cast<std::size_t>(id)];
+    if (s.row != row) {
+      s = {row, static_cast<std::int64_t>(ids.size())};
       ids.push_back(id);
       counts.push_back(1);
     } else {
-      ++counts[slot[id]];
+      ++counts[s.at];
     }
   });
 }
 
-ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string> documents) {
-  ChunkCounts chunk;
+ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_view> documents) {
+  std::size_t bytes = 0;
+  for (const std::string_view d : documents) bytes += d.size();
+  // Sized from the text so that the arrays seldom grow: growing copies them
+  // and touches fresh pages each time. A reservation larger than what is
+  // used costs no memory (the pages untouched are never mapped).
+  ChunkCounts chunk{TermTable(bytes / kBytesPerNewTerm), {}, {}, {}};
+  chunk.ids.reserve(bytes / kBytesPerEntry);
+  chunk.counts.reserve(bytes / kBytesPerEntry);
   Analyzer::Scratch scratch;
-  std::vector<std::int64_t> mark, slot;
+  std::vector<Seen> seen;
   chunk.row_ends.reserve(documents.size());
   for (std::size_t d = 0; d < documents.size(); ++d) {
     count_document(
         analyzer, documents[d], scratch, [&](std::string_view term) { return chunk.table.intern(term); },
-        static_cast<std::int64_t>(d), mark, slot, chunk.ids, chunk.counts);
+        static_cast<std::int64_t>(d), seen, chunk.ids, chunk.counts);
     chunk.row_ends.push_back(static_cast<std::int64_t>(chunk.ids.size()));
   }
   return chunk;
@@ -121,79 +157,54 @@ void sort_by_name(std::vector<std::int32_t>& ids, const TermTable& table, int th
     std::sort(ids.begin(), ids.end(), by_term);
 }
 
-std::string escape_term(std::string_view term) {
-  std::string out;
-  for (const char c : term) {
-    if (c == '\n') out += "\\n";
-    else if (c == '\r') out += "\\r";
-    else if (c == '\\') out += "\\\\";
-    else out += c;
-  }
-  return out;
-}
-
-std::string unescape_term(std::string_view line, const std::string& path, std::int64_t number) {
-  std::string out;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    if (line[i] != '\\') {
-      out += line[i];
-      continue;
-    }
-    const char e = i + 1 < line.size() ? line[++i] : '\0';
-    if (e == 'n') out += '\n';
-    else if (e == 'r') out += '\r';
-    else if (e == '\\') out += '\\';
-    else
-      throw FileError(path, "unknown escape in a term (expected \\n, \\r or \\\\)", number);
-  }
-  return out;
+std::uint32_t clamped_length(std::string_view term) {
+  return static_cast<std::uint32_t>(std::min<std::size_t>(term.size(), UINT32_MAX));
 }
 
 }  // namespace
 
-TermTable::TermTable() : slots_(1024, 0), hashes_(1024, 0), ends_{0} {}
+TermTable::TermTable(std::size_t expected_terms)
+    : slots_(std::max<std::size_t>(1024, std::bit_ceil(expected_terms * 2))), ends_{0} {}
 
 std::size_t TermTable::slot_of(std::string_view term, std::uint64_t hash) const {
   const std::size_t mask = slots_.size() - 1;
+  const std::uint32_t length = clamped_length(term);
   for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
-    const std::int32_t entry = slots_[s];
-    if (entry == 0 || (hashes_[s] == hash && this->term(entry - 1) == term)) return s;
+    const Slot& slot = slots_[s];
+    if (slot.id < 0) return s;
+    if (slot.hash == hash && slot.length == length &&
+        (slot.length == UINT32_MAX ? this->term(slot.id) == term
+                                   : std::memcmp(arena_.data() + slot.begin, term.data(), term.size()) == 0))
+      return s;
   }
 }
 
 void TermTable::grow() {
-  std::vector<std::int32_t> slots(slots_.size() * 2, 0);
-  std::vector<std::uint64_t> hashes(slots.size(), 0);
+  std::vector<Slot> slots(slots_.size() * 2);
   const std::size_t mask = slots.size() - 1;
-  for (std::size_t s = 0; s < slots_.size(); ++s) {
-    if (slots_[s] == 0) continue;
-    std::size_t t = hashes_[s] & mask;
-    while (slots[t] != 0) t = (t + 1) & mask;
-    slots[t] = slots_[s];
-    hashes[t] = hashes_[s];
+  for (const Slot& slot : slots_) {
+    if (slot.id < 0) continue;
+    std::size_t t = slot.hash & mask;
+    while (slots[t].id >= 0) t = (t + 1) & mask;
+    slots[t] = slot;
   }
   slots_ = std::move(slots);
-  hashes_ = std::move(hashes);
 }
 
 std::int32_t TermTable::intern(std::string_view term) {
   const std::uint64_t hash = hash_term(term);
-  std::size_t s = slot_of(term, hash);
-  if (slots_[s] != 0) return slots_[s] - 1;
+  const std::size_t s = slot_of(term, hash);
+  if (slots_[s].id >= 0) return slots_[s].id;
   const std::int32_t id = size();
   if (id == INT32_MAX - 1) throw Error("more than 2^31 - 2 distinct terms: bagel's columns are int32");
+  slots_[s] = {hash, arena_.size(), clamped_length(term), id};
   arena_.append(term);
   ends_.push_back(arena_.size());
-  slots_[s] = id + 1;
-  hashes_[s] = hash;
   if (static_cast<std::size_t>(size()) * 2 > slots_.size()) grow();
   return id;
 }
 
-std::int32_t TermTable::find(std::string_view term) const {
-  const std::int32_t entry = slots_[slot_of(term, hash_term(term))];
-  return entry - 1;
-}
+std::int32_t TermTable::find(std::string_view term) const { return slots_[slot_of(term, hash_term(term))].id; }
 
 std::vector<std::size_t> document_chunks(std::size_t documents, int threads) {
   const std::size_t parts = threads <= 1 || documents < 1024
@@ -212,36 +223,15 @@ Vocabulary::Vocabulary(std::vector<std::string> terms_by_column) {
 }
 
 void Vocabulary::write(const std::string& path) const {
-  std::string text;
-  for (std::int32_t c = 0; c < size(); ++c) {
-    text += escape_term(term(c));
-    text += '\n';
-  }
-  write_file_atomic(path, text);
+  std::vector<std::string> terms;
+  terms.reserve(static_cast<std::size_t>(size()));
+  for (std::int32_t c = 0; c < size(); ++c) terms.emplace_back(term(c));
+  write_vocabulary_file(path, terms);
 }
 
-Vocabulary Vocabulary::read(const std::string& path) {
-  const MappedFile file(path);
-  std::string_view text(reinterpret_cast<const char*>(file.bytes().data()), file.bytes().size());
-  Vocabulary vocabulary;
-  std::int64_t number = 0;
-  while (!text.empty()) {
-    const std::size_t end = text.find('\n');
-    if (end == std::string_view::npos)
-      throw FileError(path, "the last line has no newline (the file was cut short?)", number + 1);
-    const std::string_view line = text.substr(0, end);
-    ++number;
-    if (invalid_utf8_at(line) != std::string_view::npos)
-      throw FileError(path, "a term that is not UTF-8 text", number);
-    const std::string term = unescape_term(line, path, number);
-    if (vocabulary.table_.intern(term) != vocabulary.table_.size() - 1)
-      throw FileError(path, "the term '" + escape_term(term) + "' is listed twice", number);
-    text.remove_prefix(end + 1);
-  }
-  return vocabulary;
-}
+Vocabulary Vocabulary::read(const std::string& path) { return Vocabulary(read_vocabulary_file(path)); }
 
-FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> documents,
+FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_view> documents,
                         const VocabularyLimits& limits, int threads, const std::string& field_prefix) {
   const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
   std::vector<ChunkCounts> chunks(bounds.size() - 1);
@@ -325,13 +315,13 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> d
 }
 
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
-                              std::span<const std::string> documents, int threads) {
+                              std::span<const std::string_view> documents, int threads) {
   const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
   std::vector<TermEntries> chunks(bounds.size() - 1);
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     TermEntries& chunk = chunks[c];
     Analyzer::Scratch scratch;
-    std::vector<std::int64_t> mark, slot;
+    std::vector<Seen> seen;
     std::vector<std::int32_t> ids, counts;
     std::vector<std::pair<std::int32_t, std::int32_t>> row;
     chunk.indptr.push_back(0);
@@ -340,7 +330,7 @@ TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabu
       counts.clear();
       count_document(
           analyzer, documents[d], scratch, [&](std::string_view term) { return vocabulary.column(term); },
-          static_cast<std::int64_t>(d), mark, slot, ids, counts);
+          static_cast<std::int64_t>(d), seen, ids, counts);
       row.clear();
       for (std::size_t e = 0; e < ids.size(); ++e) row.emplace_back(ids[e], counts[e]);
       std::sort(row.begin(), row.end());

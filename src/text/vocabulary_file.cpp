@@ -16,8 +16,11 @@ namespace bagel {
 namespace {
 
 constexpr std::string_view kUtf8Bom = "\xEF\xBB\xBF";
+// The line that stands for the empty term.
+constexpr std::string_view kEmptyTerm = "\\e";
 
 std::string unescape_term(std::string_view line, const std::string& source, std::int64_t number) {
+  if (line == kEmptyTerm) return "";
   std::string term;
   term.reserve(line.size());
   for (std::size_t i = 0; i < line.size(); ++i) {
@@ -26,6 +29,11 @@ std::string unescape_term(std::string_view line, const std::string& source, std:
       continue;
     }
     const char next = i + 1 < line.size() ? line[i + 1] : '\0';
+    if (next == 'e')
+      throw FileError(source,
+                      "byte " + std::to_string(i + 1) +
+                          ": \\e stands for the empty term and must be alone on its line",
+                      number);
     if (next != 'n' && next != 'r' && next != '\\')
       throw FileError(source,
                       "byte " + std::to_string(i + 1) +
@@ -63,6 +71,7 @@ void check_unique(const std::vector<std::string>& terms, const std::string& sour
 }  // namespace
 
 std::string escape_vocabulary_term(std::string_view term) {
+  if (term.empty()) return std::string(kEmptyTerm);
   std::string out;
   out.reserve(term.size());
   for (const char c : term) {
@@ -98,7 +107,7 @@ std::vector<std::string> read_vocabulary_file(const std::string& path) {
                       number);
     if (line.empty())
       throw FileError(source, "empty line; a vocabulary file holds one term a line, line i naming "
-                              "feature column i",
+                              "feature column i (the empty term is written \\e)",
                       number);
     terms.push_back(unescape_term(line, source, number));
     if (end == std::string_view::npos) break;

@@ -130,6 +130,29 @@ class TextTraining(unittest.TestCase):
         names = json.dumps(report)
         self.assertTrue(any(word in names for word in vocabulary if len(word) > 6))
 
+    def test_inspect_names_the_empty_term_of_a_pattern_that_matches_empty(self):
+        # r"\w*" matches "" between non-word characters: scikit-learn's
+        # vocabulary then starts with the empty term, which vocabulary.txt
+        # writes as the line \e and inspect reads back.
+        rows = self.train_rows[:40]
+        (self.dir / "small.txt").write_text(
+            "".join(f"__label__{label} {doc}\n" for label, doc in rows), encoding="utf-8")
+        model = self.train("empty-term", {"train": {"text": "small.txt"},
+                                          "vectorizer": {"token_pattern": r"\w*"}})
+        terms = list(CountVectorizer(token_pattern=r"\w*").fit([d for _, d in rows]).get_feature_names_out())
+        self.assertEqual(terms[0], "")
+        lines = (model / "vocabulary.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        self.assertEqual(lines[0], "\\e")
+        self.assertEqual(lines[1:], terms[1:])
+        proc = run_bagel("inspect", "--model", model, "--top", str(len(terms)), "--format", "json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        for output in json.loads(proc.stdout)["outputs"]:
+            named = {f["feature"]: f["term"] for f in output["largest"]}
+            self.assertEqual([named[j] for j in range(len(terms))], terms)
+        text = run_bagel("inspect", "--model", model, "--top", str(len(terms)))
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("\\e", text.stdout)
+
     def test_warm_start_from_a_text_model_keeps_its_vocabulary(self):
         start = self.train("start", {"train": {"text": "train.txt"}})
         more = self.train("more", {"train": {"text": "test.txt"}, "init": "start"})

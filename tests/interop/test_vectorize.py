@@ -76,6 +76,9 @@ def read_vocabulary(path):
     terms = text.split("\n")[:-1]
     out = []
     for t in terms:
+        if t == "\\e":  # the empty term
+            out.append("")
+            continue
         s, i = [], 0
         while i < len(t):
             if t[i] == "\\":
@@ -164,6 +167,7 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
             {"token_pattern": r"(?u)\b\w+\b"},
             {"token_pattern": r"(\w+)[.,!?]"},
             {"token_pattern": r"[^\s]+"},
+            {"token_pattern": r"\w*"},         # the empty term is a column
             {"dtype": "float32"},
             {"dtype": "int32"},
         ]:

@@ -75,13 +75,13 @@ int main(int argc, char** argv) {
     const bagel::TextCorpus corpus = bagel::read_text_corpus(parse_arguments(argc, argv, count_only));
     if (count_only) {
       std::size_t bytes = 0;
-      for (const std::string& document : corpus.documents) bytes += document.size();
+      for (const std::string_view document : corpus.documents) bytes += document.size();
       std::cout << corpus.size() << " documents, " << bytes << " bytes\n";
       return 0;
     }
     nlohmann::json out;
     out["source"] = corpus.source;
-    out["documents"] = corpus.documents;
+    out["documents"] = std::vector<std::string>(corpus.documents.begin(), corpus.documents.end());
     out["labels"] = corpus.labels ? nlohmann::json(corpus.labels->names) : nlohmann::json();
     out["numeric"] = corpus.labels && corpus.labels->numeric;
     out["weights"] = corpus.weights;

@@ -29,7 +29,7 @@ struct HashedRows {
   std::vector<std::int32_t> columns;
   std::vector<double> values;
 };
-HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string> documents,
+HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string_view> documents,
                           const HashingOptions& options, int threads);
 
 }  // namespace bagel

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "bagel/labels.h"
+#include "bagel/text/documents.h"
 #include "bagel/text/utf8.h"
 
 namespace bagel {
@@ -117,7 +118,7 @@ struct TextInput {
 
 struct TextCorpus {
   std::string source;                      // input_name(path), for errors
-  std::vector<std::string> documents;      // valid UTF-8 after decoding
+  Documents documents;                     // valid UTF-8 after decoding
   std::optional<RawLabels> labels;         // one per document, when the input has them
   // Per-row sample weights; empty when every row weighs 1. Only a fastText
   // line split into one row per label (MultiLabel::split) weighs less.

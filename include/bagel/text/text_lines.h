@@ -58,7 +58,10 @@ class TextLines {
   bool is_stream() const { return stream_ != nullptr; }
   // A regular file's whole text (readers split it into chunks read in
   // parallel: line_chunks.h); empty for a stream.
-  std::string_view whole_text();
+  std::string_view whole_text() const;
+  // The mapping whole_text() lies in, for views that outlive this reader;
+  // null for a stream.
+  std::shared_ptr<const MappedFile> mapped_file() const { return file_; }
 
   // for_each_line over the whole input, block by block.
   template <typename Take>
@@ -75,7 +78,7 @@ class TextLines {
   DecodeError decode_error_;
   bool drop_bom_;
   bool started_ = false;
-  std::unique_ptr<MappedFile> file_;  // a regular file: one block
+  std::shared_ptr<const MappedFile> file_;  // a regular file: one block
   std::unique_ptr<InputStream> stream_;
   std::unique_ptr<LineBlocks> blocks_;
   std::string scratch_;

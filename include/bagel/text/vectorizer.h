@@ -4,7 +4,7 @@
 // indptr arrays, row by row and entry by entry.
 //
 //   VectorizerOptions o = vectorizer_options_from_json(config["vectorizer"], "vectorizer");
-//   auto [vectorizer, x] = Vectorizer::fit_transform(o, corpus.documents, threads);
+//   auto [vectorizer, x] = Vectorizer::fit_transform(o, corpus.documents.views(), threads);
 //   write_text_matrix("x.npz", x, false);     // what sklearn's fit_transform gives
 //   CsrMatrix train = x.to_csr();             // float32, for training
 //   vectorizer.save(folder) / Vectorizer::load(vectorizer.to_json(), folder)
@@ -80,10 +80,10 @@ class Vectorizer {
   // CountVectorizer / TfidfVectorizer .fit_transform (HashingVectorizer:
   // transform; nothing to fit). `threads` >= 1.
   static std::pair<Vectorizer, TextMatrix> fit_transform(const VectorizerOptions& options,
-                                                         std::span<const std::string> documents,
+                                                         std::span<const std::string_view> documents,
                                                          int threads);
   // .transform: terms outside the vocabulary are ignored.
-  TextMatrix transform(std::span<const std::string> documents, int threads) const;
+  TextMatrix transform(std::span<const std::string_view> documents, int threads) const;
 
   const VectorizerOptions& options() const { return options_; }
   Index features() const;

@@ -16,10 +16,15 @@
 namespace bagel {
 
 // An insert-only set of terms, each with a dense id in order of first
-// insertion; the terms live in one arena (no allocation per term).
+// insertion; the terms live in one arena (no allocation per term). Open
+// addressing with linear probing; a slot holds the hash and where its term
+// lies, so that a lookup reads one slot and the term's bytes (the table of a
+// large corpus is far larger than the caches: each read is a miss).
 class TermTable {
  public:
-  TermTable();
+  TermTable() : TermTable(0) {}
+  // Room for `expected_terms` before the table first grows.
+  explicit TermTable(std::size_t expected_terms);
   // The id of `term`, inserting it when new.
   std::int32_t intern(std::string_view term);
   // The id of `term`, or -1.
@@ -30,11 +35,16 @@ class TermTable {
   std::int32_t size() const { return static_cast<std::int32_t>(ends_.size() - 1); }
 
  private:
+  struct Slot {
+    std::uint64_t hash = 0;
+    std::uint64_t begin = 0;   // the term is arena_[begin, begin + length)
+    std::uint32_t length = 0;  // (terms of 4 GiB or more are compared through ends_)
+    std::int32_t id = -1;      // -1: empty
+  };
   std::size_t slot_of(std::string_view term, std::uint64_t hash) const;
   void grow();
 
-  std::vector<std::int32_t> slots_;  // term id + 1, or 0 for empty
-  std::vector<std::uint64_t> hashes_;
+  std::vector<Slot> slots_;
   std::vector<std::size_t> ends_;    // term i is arena_[ends_[i], ends_[i + 1])
   std::string arena_;
 };
@@ -72,11 +82,9 @@ class Vocabulary {
   std::string_view term(std::int32_t column) const { return table_.term(column); }
   std::int32_t column(std::string_view term) const { return table_.find(term); }
 
-  // FOLDER/vocabulary.txt: UTF-8, line i holds column i's term; '\n', '\r'
-  // and '\\' in a term are written as the two characters \n, \r and \\.
+  // The vocabulary file (vocabulary_file.h: line i holds column i's term,
+  // escaped), written and read by that header's functions.
   void write(const std::string& path) const;
-  // Reads what write() writes. Errors (FileError) name the file and line:
-  // bytes that are not UTF-8, an unknown escape, a repeated term.
   static Vocabulary read(const std::string& path);
 
  private:
@@ -94,14 +102,14 @@ struct FittedCounts {
   TermEntries entries;                  // columns of the fitted vocabulary
   std::vector<std::int64_t> document_frequency;  // by column
 };
-FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string> documents,
+FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_view> documents,
                         const VocabularyLimits& limits, int threads,
                         const std::string& field_prefix);
 
 // CountVectorizer.transform: terms not in the vocabulary are ignored; rows
 // in ascending column order (X.sort_indices()).
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
-                              std::span<const std::string> documents, int threads);
+                              std::span<const std::string_view> documents, int threads);
 
 // How the documents are split for `threads` threads: the bounds of
 // contiguous chunks (several per thread, for balance; one when single

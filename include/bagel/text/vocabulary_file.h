@@ -6,9 +6,14 @@
 // each line ended by '\n' (a missing '\n' after the last term is accepted; a
 // '\r' before the '\n' is dropped, so CRLF files read as LF files do). A term
 // holding a line break or a backslash is written escaped: '\n' as `\n`, '\r'
-// as `\r`, '\\' as `\\`; no other escape exists. So the file that
-// `"\n".join(CountVectorizer().get_feature_names_out())` writes (its default
-// tokens hold neither) is a vocabulary file as it stands.
+// as `\r`, '\\' as `\\`. The empty term (a custom token_pattern such as
+// `\w*` matches one) is the line `\e`, alone: an empty line is an error, since
+// it cannot be told from a stray blank line. No other escape exists. So the
+// file that `"\n".join(CountVectorizer().get_feature_names_out())` writes (its
+// default tokens hold none of these) is a vocabulary file as it stands.
+//
+// Vocabulary::write and Vocabulary::read (vocabulary.h), the model
+// directory's vocabulary.txt, are these functions.
 #pragma once
 
 #include <string>
@@ -20,15 +25,15 @@ namespace bagel {
 // Its name in a model directory.
 inline constexpr const char* kVocabularyFileName = "vocabulary.txt";
 
-// `term` with '\n', '\r' and '\\' escaped.
+// `term` as a line of the file: '\n', '\r' and '\\' escaped, "" as `\e`.
 std::string escape_vocabulary_term(std::string_view term);
 
 // The terms of the vocabulary file `path` ("-" and pipes too), unescaped.
 // Throws FileError naming the file and line for: bytes that are not UTF-8,
 // an empty line (an empty term cannot be told from a stray blank line), a
-// backslash not followed by n, r or a backslash, and a term seen on an
-// earlier line (a vocabulary names each column once). A UTF-8 byte order mark
-// at the start is skipped.
+// backslash not followed by n, r or a backslash (or `\e` with more on its
+// line), and a term seen on an earlier line (a vocabulary names each column
+// once). A UTF-8 byte order mark at the start is skipped.
 std::vector<std::string> read_vocabulary_file(const std::string& path);
 
 // Writes `terms` in that format, atomically (atomic_file.h).

@@ -1,0 +1,48 @@
+#include "bagel/text/documents.h"
+
+#include <algorithm>
+#include <cstring>
+#include <iterator>
+
+namespace bagel {
+
+namespace {
+
+// Large enough that allocations are rare, small enough that a few short
+// documents do not reserve much.
+constexpr std::size_t kBlockBytes = std::size_t{1} << 20;
+
+}  // namespace
+
+void Documents::push_back(std::string_view text) {
+  if (text.size() > free_bytes_) {
+    free_bytes_ = std::max(kBlockBytes, text.size());
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(free_bytes_));
+    free_ = blocks_.back().get();
+  }
+  if (!text.empty()) std::memcpy(free_, text.data(), text.size());
+  views_.emplace_back(free_, text.size());
+  free_ += text.size();
+  free_bytes_ -= text.size();
+}
+
+void Documents::keep_alive(std::shared_ptr<const void> owner) {
+  if (std::find(owners_.begin(), owners_.end(), owner) == owners_.end()) owners_.push_back(std::move(owner));
+}
+
+void Documents::append(Documents&& other) {
+  if (views_.empty()) {
+    views_ = std::move(other.views_);
+  } else {
+    views_.insert(views_.end(), other.views_.begin(), other.views_.end());
+  }
+  blocks_.insert(blocks_.end(), std::make_move_iterator(other.blocks_.begin()),
+                 std::make_move_iterator(other.blocks_.end()));
+  // The last block may now be other's: new text starts a block of its own.
+  free_ = nullptr;
+  free_bytes_ = 0;
+  for (std::shared_ptr<const void>& owner : other.owners_) keep_alive(std::move(owner));
+  other = Documents{};
+}
+
+}  // namespace bagel
