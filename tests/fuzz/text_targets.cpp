@@ -46,7 +46,8 @@ void check_corpus(const TextCorpus& corpus) {
 bool same_corpus(const TextCorpus& a, const TextCorpus& b) {
   if (a.labels.has_value() != b.labels.has_value()) return false;
   if (a.labels && !same_labels(*a.labels, *b.labels)) return false;
-  return a.documents == b.documents && a.weights == b.weights && a.lines == b.lines;
+  return std::ranges::equal(a.documents, b.documents) && a.weights == b.weights &&
+         a.lines == b.lines;
 }
 
 // One read's result: the corpus, or the error with the input's name replaced
