@@ -22,6 +22,8 @@ row, classes, the versions of the Debian packages the text came from).
   fortunes-20      fortune cookies, the 20 largest categories, word counts:
                    built only when named (--sets fortunes-20), for
                    scripts/bench_python.py, not the defaults benchmark
+  pydoc-20         Python docstrings by subpackage, the 20 largest (20
+                   classes), word counts: also only when named
 
 Real sets: stratified 70/10/20 split (seed 0), vectorizer fitted on train
 only. Generated sets: split by rows in file order (the rows are i.i.d.).
@@ -335,7 +337,7 @@ def set_pydoc_lib(rng):
         docs = unique(docstrings(Path("/usr/lib/python3/dist-packages", lib)))
         texts += docs
         labels += [lib] * len(docs)
-    stdlib = Path(f"/usr/lib/python{PYVER}")
+    stdlib = pydoc_roots()["stdlib"]
     docs = unique(docstrings(stdlib))
     texts += docs
     labels += ["stdlib"] * len(docs)
@@ -343,6 +345,34 @@ def set_pydoc_lib(rng):
                 packages=[*PYDOC_LIBRARIES.values(), f"libpython{PYVER}-minimal", f"libpython{PYVER}-stdlib"],
                 source="Python docstrings by library: " + ", ".join(PYDOC_LIBRARIES) + f", stdlib ({stdlib})",
                 kind="tfidf", vectorizer=TfidfVectorizer(min_df=2, dtype=np.float32))
+
+
+def pydoc_roots() -> dict[str, Path]:
+    roots = {lib: Path("/usr/lib/python3/dist-packages", lib) for lib in PYDOC_LIBRARIES}
+    roots["stdlib"] = Path(f"/usr/lib/python{PYVER}")
+    return roots
+
+
+def set_pydoc_20(rng):
+    """Docstrings by subpackage (sympy.polys, torch.nn, scipy.stats,
+    stdlib.asyncio, ...), the 20 subpackages with the most: a 20-class topic
+    task of longer documents than fortunes-20 (about 70 words a row), in
+    counts as CountVectorizer makes them."""
+    docs_of = {}
+    for lib, root in pydoc_roots().items():
+        for sub in sorted(p for p in root.iterdir() if p.is_dir()):
+            if sub.name not in ("dist-packages", "site-packages", "test", "tests", "__pycache__"):
+                docs_of[f"{lib}.{sub.name}"] = unique(docstrings(sub))
+    # Ties in size fall by name, so the choice does not depend on walk order.
+    top = sorted(docs_of, key=lambda k: (-len(docs_of[k]), k))[:20]
+    texts, labels = [], []
+    for k in sorted(top):
+        texts += docs_of[k]
+        labels += [k] * len(docs_of[k])
+    return dict(texts=texts, labels=labels,
+                packages=[*PYDOC_LIBRARIES.values(), f"libpython{PYVER}-minimal", f"libpython{PYVER}-stdlib"],
+                source="Python docstrings by subpackage, the 20 with the most: " + ", ".join(sorted(top)),
+                kind="counts", vectorizer=CountVectorizer(min_df=2))
 
 
 def set_man_section(rng):
@@ -380,9 +410,10 @@ REAL_SETS = {
     "man-section": set_man_section,
     "perl-pod": set_perl_pod,
     "fortunes-20": set_fortunes_20,
+    "pydoc-20": set_pydoc_20,
 }
 # Built only when --sets names them (so the defaults benchmark keeps its nine).
-ON_REQUEST = {"fortunes-20"}
+ON_REQUEST = {"fortunes-20", "pydoc-20"}
 GENERATED_SETS = {"gen-binary": 2, "gen-20class": 20}  # name -> classes
 GEN_FEATURES = 2**20
 GEN_NNZ_PER_ROW = 75
