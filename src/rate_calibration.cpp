@@ -27,6 +27,10 @@ namespace {
 constexpr int kLowest = -8;
 constexpr int kHighest = 7;
 constexpr double kHoldoutFraction = 0.2;
+// Candidates train for at most this many epochs. On §9's eleven sets, 10
+// instead of the config's (up to 20) picked the same rate on seven and a
+// neighbour on four, no test accuracy lower, in about half the time.
+constexpr int kMaxTrialEpochs = 10;
 
 // Rows of the sample with their features renumbered densely, in the order
 // the sample first uses them (`new_of_old` is shared by the fit and holdout
@@ -101,6 +105,7 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
   trial.threads = 1;
   trial.deterministic = false;
   trial.patience = 0;
+  trial.epochs = std::min(trial.epochs, kMaxTrialEpochs);
   const Dataset& judge = holdout.x.rows() > 0 ? holdout : fit;
 
   // Trains candidate k (index k - kLowest) into `trials`, for each k not yet tried.

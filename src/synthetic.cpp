@@ -6,6 +6,7 @@
 #include <random>
 
 #include "bagel/error.h"
+#include "bagel/parallel_errors.h"
 
 namespace bagel {
 
@@ -54,8 +55,11 @@ SyntheticData make_synthetic(const SyntheticSpec& spec) {
   // drawn repeatedly, which gives counts > 1 as in real text. The draw count is
   // capped because a small vocabulary may not hold `target` distinct ids.
   const double max_distinct = std::min<double>(spec.features, 3 * spec.nnz_per_row);
+  // Each row allocates (its ids, values and draws): a bad_alloc must reach
+  // the caller as an exception, not end the process inside the region.
+  RegionErrors errors;
 #pragma omp parallel for schedule(dynamic, 256)
-  for (std::size_t r = 0; r < rows; ++r) {
+  for (std::size_t r = 0; r < rows; ++r) errors.run([&] {
     std::mt19937_64 g(mix(spec.seed ^ mix(r)));
     std::uniform_real_distribution<double> u(0.0, 1.0);
     const auto target = static_cast<std::size_t>(
@@ -81,7 +85,8 @@ SyntheticData make_synthetic(const SyntheticSpec& spec) {
         s += norm * val[p] * truth[static_cast<std::size_t>(idx[p]) * outputs + k];
       score[r * outputs + k] = s + noise(g);
     }
-  }
+  });
+  errors.rethrow();
   // Every row shares the Zipf head, which shifts all scores alike; centring
   // each output on its mean (the median for two classes) keeps classes balanced.
   for (int k = 0; k < outputs; ++k) {

@@ -34,7 +34,7 @@ struct RateCalibration {
 // Searches eta0 = 2^k / mean(|x|^2) over a range of k (coarse to fine: every
 // other k, then the neighbours of the best), each tried by training on 80% of
 // a seeded sample of `train` (at most `sample_rows` rows, the schedule, L2,
-// batch size and epochs of `c`, one thread each, several candidates in
+// batch size and epochs of `c`, at most 10 epochs, one thread each, several candidates in
 // parallel) and scoring log loss on the other 20%. Returns the rate with the
 // lowest held-out loss. `classes` is the number of classes of `train.y`.
 RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
