@@ -38,6 +38,12 @@ LayerKind parse_layer(const std::string& text, const std::string& field) {
   throw ConfigError(field, "expected \"sparse\" or \"dense\", found \"" + text + "\"");
 }
 
+Head parse_multiclass(const std::string& text, const std::string& field) {
+  if (text == "softmax") return Head::kSoftmax;
+  if (text == "ovr") return Head::kOneVsRest;
+  throw ConfigError(field, "expected \"softmax\" or \"ovr\" (one-vs-rest), found \"" + text + "\"");
+}
+
 namespace {
 
 ScheduleKind parse_schedule(const std::string& text, const std::string& field) {
@@ -284,6 +290,7 @@ nlohmann::json resolved_json(const TrainConfig& c) {
   j["train"] = data_json(c.train);
   if (c.valid) j["valid"] = data_json(*c.valid);
   j["model"] = {{"layer", to_string(c.layer)}};
+  if (c.multiclass) j["model"]["multiclass"] = to_string(*c.multiclass);
   const nlohmann::json rate =
       o.learning_rate > 0 ? nlohmann::json(o.learning_rate) : nlohmann::json("auto");
   const nlohmann::json epochs = o.epochs > 0 ? nlohmann::json(o.epochs) : nlohmann::json("auto");
@@ -372,6 +379,8 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   if (root.has("model")) {
     JsonReader m = root.object("model");
     c.layer = parse_layer(m.get_string("layer", "sparse"), m.field("layer"));
+    if (m.has("multiclass"))
+      c.multiclass = parse_multiclass(m.get_string("multiclass", ""), m.field("multiclass"));
     m.finish();
   } else {
     root.get_string("model", "");

@@ -105,7 +105,8 @@ void predict_proba_dense(const Model& model, const CsrMatrix& x, Index begin, In
     z.rowwise() += bias.transpose();
     for (Index r = 0; r < b1 - b0; ++r)
       head_probabilities(z.data() + static_cast<std::size_t>(r) * k,
-                         proba + static_cast<std::size_t>(b0 - begin + r) * c, static_cast<int>(k));
+                         proba + static_cast<std::size_t>(b0 - begin + r) * c, static_cast<int>(k),
+                         model.head());
   }
 }
 

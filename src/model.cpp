@@ -27,9 +27,11 @@ namespace bagel {
 
 namespace fs = std::filesystem;
 
-Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features) {
+Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features,
+                   Head multiclass) {
   Model m;
   m.num_outputs = num_outputs_for(static_cast<int>(classes.size()));
+  m.multiclass = multiclass;
   m.classes = std::move(classes);
   m.numeric_classes = numeric_classes;
   m.num_features = num_features;
@@ -220,6 +222,14 @@ Model read_model(const ModelFolder& folder) {
                              std::to_string(num_outputs_for(m.num_classes())) + " for " +
                              std::to_string(m.num_classes()) + " classes");
   if (m.num_features < 0) throw FileError(src, "num_features: expected >= 0");
+  if (j.contains("output")) {
+    const nlohmann::json& output = j["output"];
+    const std::string expected =
+        m.num_outputs == 1 ? "\"sigmoid\" for 2 classes" : "\"softmax\" or \"ovr\"";
+    if (output == "ovr" && m.num_outputs > 1) m.multiclass = Head::kOneVsRest;
+    else if (output != to_string(m.head()))
+      throw FileError(src, "output is " + output.dump() + ", expected " + expected);
+  }
   m.config = j.value("config", nlohmann::json::object());
   m.training = j.value("training", nlohmann::json::object());
   if (j.contains("vectorizer")) {

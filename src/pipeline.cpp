@@ -142,12 +142,17 @@ void check_warm_start(const Model& start, const std::string& start_dir, const Da
 TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress,
                   Checkpointing checkpoints) {
   const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
-  Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features);
+  Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features,
+                             config.multiclass.value_or(Head::kSoftmax));
   return run(std::move(start), true, config, std::move(data), progress, checkpoints);
 }
 
 TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress,
                   Checkpointing checkpoints) {
+  if (config.multiclass && start.num_outputs > 1 && *config.multiclass != start.head())
+    throw ConfigError("model.multiclass",
+                      "is \"" + to_string(*config.multiclass) + "\", but the model training starts from "
+                      "(\"init\") is \"" + to_string(start.head()) + "\"; leave the key out to keep it");
   return run(std::move(start), false, config, std::move(data), progress, checkpoints);
 }
 

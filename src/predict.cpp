@@ -23,7 +23,7 @@ void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Ind
   for (Index r = begin; r < end; ++r) {
     if (r + 1 < end) prefetch_rows(model.weight.data(), k, x.row(r + 1));
     embedding_bag_forward(kernels, model.weight.data(), model.bias.data(), k, x.row(r), logits.data());
-    head_probabilities(logits.data(), proba + static_cast<std::size_t>(r - begin) * c, k);
+    head_probabilities(logits.data(), proba + static_cast<std::size_t>(r - begin) * c, k, model.head());
   }
 }
 

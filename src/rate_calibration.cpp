@@ -76,7 +76,7 @@ double mean_squared_norm(const CsrMatrix& x) {
 
 }  // namespace
 
-RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
+RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head head,
                                         const OptimizerConfig& c, std::int64_t sample_rows) {
   const auto t0 = std::chrono::steady_clock::now();
   RateCalibration out;
@@ -130,7 +130,7 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
       OptimizerConfig tc = trial;
       tc.learning_rate = t.rate;
       try {
-        Model m = Model::zeros(names, true, used);
+        Model m = Model::zeros(names, true, used, head);
         Progress quiet(Progress::Mode::kQuiet, std::cerr);
         train_fixed_rate(m, fit, nullptr, tc, LayerKind::kSparse, quiet);
         const double loss = evaluate(m, judge.x, judge.y, 1).log_loss;

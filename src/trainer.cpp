@@ -65,7 +65,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   const std::int64_t steps_per_epoch =
       (static_cast<std::int64_t>(order.size()) + c.batch_size - 1) / c.batch_size;
   const Schedule schedule(c, steps_per_epoch * c.epochs);
-  train::BatchScratch scratch(c.batch_size, layer.outputs());
+  train::BatchScratch scratch(c.batch_size, layer.outputs(), model.head());
   RowWindow window;
   std::int64_t step = 0;
   const int threads = plan.threads;
@@ -98,7 +98,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     layer.write_average(weight, bias);
   };
 
-  const double watch_limit = DivergenceWatch::limit_for(model.num_classes(), train, c.schedule);
+  const double watch_limit = DivergenceWatch::limit_for(model.head(), model.num_classes(), train, c.schedule);
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
   int best_epoch = 0;
@@ -154,11 +154,11 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
           loss_sum = replicas->run_epoch(layer, model, train, order, c, schedule, step, watch, progress);
           break;
         case ParallelStrategy::kExact:
-          loss_sum = train::run_epoch_exact(layer, train, order, c, schedule, step, feature_bounds,
+          loss_sum = train::run_epoch_exact(layer, model.head(), train, order, c, schedule, step, feature_bounds,
                                             watch, progress);
           break;
         case ParallelStrategy::kHogwild:
-          loss_sum = train::run_epoch_hogwild(layer, train, order, c, schedule, step, threads,
+          loss_sum = train::run_epoch_hogwild(layer, model.head(), train, order, c, schedule, step, threads,
                                               watch, progress);
           break;
         case ParallelStrategy::kSingle:
@@ -432,7 +432,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     if (c.schedule == ScheduleKind::kOptimal) {
       c.learning_rate = 1;  // unused: "optimal" sets its own rates
     } else {
-      calibration = calibrate_learning_rate(train_data, model.num_classes(), c);
+      calibration = calibrate_learning_rate(train_data, model.num_classes(), model.head(), c);
       c.learning_rate = calibration->rate;
     }
   }

@@ -97,7 +97,8 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
   return {rows_of(train, fit, "train"), rows_of(train, out, "held-out valid")};
 }
 
-TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const OptimizerConfig& base,
+TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head head,
+                const OptimizerConfig& base,
                 LayerKind layer, double budget_seconds, int threads, Progress& progress) {
   if (!(budget_seconds > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
   const auto t0 = Clock::now();
@@ -105,7 +106,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const O
   resolve_averaging(defaults, train.x.rows());
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x);
   if (defaults.learning_rate <= 0)
-    defaults.learning_rate = calibrate_learning_rate(train, classes, defaults).rate;
+    defaults.learning_rate = calibrate_learning_rate(train, classes, head, defaults).rate;
   defaults.threads = 1;
   defaults.patience = 0;
   TuneResult result;
@@ -131,7 +132,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const O
     if (i > 0 && seconds_since(t0) + mean > budget_seconds) continue;
     const auto start = Clock::now();
     try {
-      Model m = Model::zeros(names, true, train.x.cols());
+      Model m = Model::zeros(names, true, train.x.cols(), head);
       Progress quiet(Progress::Mode::kQuiet, std::cerr);
       train_fixed_rate(m, train, nullptr, t.settings, layer, quiet);
       const Metrics v = evaluate(m, valid.x, valid.y, 1);

@@ -310,7 +310,8 @@ void train_step(Harness<L>& h, const Dataset& d, std::span<const Index> rows, do
   std::vector<float> z(rows.size() * k), g(rows.size() * k);
   h.layer.forward(d.x, rows, z.data());
   for (std::size_t b = 0; b < rows.size(); ++b)
-    head_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k);
+    head_loss_and_grad(z.data() + b * k, d.y[rows[b]], g.data() + b * k, k,
+                       k == 1 ? Head::kSigmoid : Head::kSoftmax);
   h.layer.step(d.x, rows, g.data(), eta);
   if (logits_out) *logits_out = z;
   if (grads_out) *grads_out = g;
@@ -365,7 +366,8 @@ TYPED_TEST(LayerContract, LossAndDlossDzPerRowMatchOracle) {
     const std::vector<double> mag = logit_magnitude(h.model, d.x, rows);
     std::vector<double> go(k);
     for (std::size_t r = 0; r < rows.size(); ++r) {
-      const double loss = head_loss_and_grad(z.data() + r * k, d.y[r], g.data(), k);
+      const double loss = head_loss_and_grad(z.data() + r * k, d.y[r], g.data(), k,
+                                             k == 1 ? Head::kSigmoid : Head::kSoftmax);
       const double want = oracle_loss_and_grad(zo.data() + r * k, d.y[r], go.data(), k);
       double dz = 0;
       for (int i = 0; i < k; ++i)

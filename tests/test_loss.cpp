@@ -219,16 +219,16 @@ TEST(LossHead, OutputCountPicksSigmoidForTwoClassesAndSoftmaxOtherwise) {
   EXPECT_EQ(num_outputs_for(10), 10);
   const float z = 1.5f;
   float g = 0;
-  EXPECT_DOUBLE_EQ(head_loss_and_grad(&z, 1, &g, 1), softplus(1.5) - 1.5);
+  EXPECT_DOUBLE_EQ(head_loss_and_grad(&z, 1, &g, 1, Head::kSigmoid), softplus(1.5) - 1.5);
   double p2[2];
-  head_probabilities(&z, p2, 1);
+  head_probabilities(&z, p2, 1, Head::kSigmoid);
   EXPECT_NEAR(p2[1], sigmoid(1.5), 1e-15);
   const std::vector<float> z3 = {0.0f, 1.0f, 2.0f};
   std::vector<float> g3(3);
-  EXPECT_NEAR(head_loss_and_grad(z3.data(), 2, g3.data(), 3),
+  EXPECT_NEAR(head_loss_and_grad(z3.data(), 2, g3.data(), 3, Head::kSoftmax),
               -std::log(naive_softmax(z3)[2]), 1e-12);
   double p3[3];
-  head_probabilities(z3.data(), p3, 3);
+  head_probabilities(z3.data(), p3, 3, Head::kSoftmax);
   EXPECT_NEAR(p3[0] + p3[1] + p3[2], 1.0, 1e-15);
 }
 

@@ -53,9 +53,9 @@ TEST(RateCalibration, RateFollowsTheScaleOfTheRows) {
   // bias's is not (its input is 1 at every scale), so the pick may move by
   // one candidate; without the scaling it would move by four.
   const Dataset d = counts(2, 3000, 1);
-  const RateCalibration a = calibrate_learning_rate(d, 2, defaults());
-  const RateCalibration b = calibrate_learning_rate(scaled(d, 4.0f), 2, defaults());
-  const RateCalibration c = calibrate_learning_rate(scaled(d, 0.25f), 2, defaults());
+  const RateCalibration a = calibrate_learning_rate(d, 2, Head::kSoftmax, defaults());
+  const RateCalibration b = calibrate_learning_rate(scaled(d, 4.0f), 2, Head::kSoftmax, defaults());
+  const RateCalibration c = calibrate_learning_rate(scaled(d, 0.25f), 2, Head::kSoftmax, defaults());
   EXPECT_DOUBLE_EQ(b.mean_squared_norm, a.mean_squared_norm * 16);
   EXPECT_LE(std::abs(std::log2(a.rate / (16 * b.rate))), 1.0) << a.rate << " vs " << b.rate;
   EXPECT_LE(std::abs(std::log2(16 * a.rate / c.rate)), 1.0) << a.rate << " vs " << c.rate;
@@ -67,7 +67,7 @@ TEST(RateCalibration, RateFollowsTheScaleOfTheRows) {
 
 TEST(RateCalibration, PicksTheRateOfTheBestHeldOutLossAndTriedBothNeighbours) {
   const Dataset d = counts(5, 3000, 2);
-  const RateCalibration cal = calibrate_learning_rate(d, 5, defaults());
+  const RateCalibration cal = calibrate_learning_rate(d, 5, Head::kSoftmax, defaults());
   double best = INFINITY;
   for (const RateTrial& t : cal.trials) best = std::min(best, t.holdout_log_loss);
   int neighbours = 0;
@@ -82,10 +82,10 @@ TEST(RateCalibration, PicksTheRateOfTheBestHeldOutLossAndTriedBothNeighbours) {
 TEST(RateCalibration, SameSeedSameRateAndOtherSeedsStillClose) {
   const Dataset d = counts(2, 5000, 3);
   OptimizerConfig c = defaults();
-  const double a = calibrate_learning_rate(d, 2, c).rate;
-  EXPECT_EQ(calibrate_learning_rate(d, 2, c).rate, a);
+  const double a = calibrate_learning_rate(d, 2, Head::kSoftmax, c).rate;
+  EXPECT_EQ(calibrate_learning_rate(d, 2, Head::kSoftmax, c).rate, a);
   c.seed = 7;
-  const double b = calibrate_learning_rate(d, 2, c).rate;
+  const double b = calibrate_learning_rate(d, 2, Head::kSoftmax, c).rate;
   EXPECT_LE(std::abs(std::log2(b / a)), 2.0) << a << " vs " << b;
 }
 

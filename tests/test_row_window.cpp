@@ -113,7 +113,8 @@ Model direct_sgd(const Dataset& d, int classes, const OptimizerConfig& c) {
           begin, std::min<std::size_t>(c.batch_size, order.size() - begin));
       layer.forward(d.x, rows, logits.data());
       for (std::size_t b = 0; b < rows.size(); ++b)
-        head_loss_and_grad(logits.data() + b * k, d.y[rows[b]], grads.data() + b * k, k);
+        head_loss_and_grad(logits.data() + b * k, d.y[rows[b]], grads.data() + b * k, k,
+                           k == 1 ? Head::kSigmoid : Head::kSoftmax);
       layer.step(d.x, rows, grads.data(), schedule.eta(++t));
     }
     layer.flush();

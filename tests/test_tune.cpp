@@ -18,7 +18,7 @@ TEST(Tune, TriesTheDefaultsFirstAndPicksTheBestValidAccuracy) {
   EXPECT_EQ(valid.x.rows(), 600);
   std::ostringstream log;
   Progress progress(Progress::Mode::kLines, log);
-  const TuneResult r = tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, 600, 2, progress);
+  const TuneResult r = tune(train, valid, 3, Head::kSoftmax, OptimizerConfig{}, LayerKind::kSparse, 600, 2, progress);
   ASSERT_EQ(r.trials.size(), 40u);  // 5 rates x 4 l2 x 2 epoch counts
   EXPECT_FALSE(r.budget_cut);
   const OptimizerConfig& first = r.trials.front().settings;
@@ -40,7 +40,7 @@ TEST(Tune, ABudgetTooShortForMoreStillRunsTheDefaults) {
   const auto [train, valid] = split_holdout(counts(3000, 2), 0.2, 42);
   std::ostringstream log;
   Progress quiet(Progress::Mode::kQuiet, log);
-  const TuneResult r = tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, 1e-9, 1, quiet);
+  const TuneResult r = tune(train, valid, 3, Head::kSoftmax, OptimizerConfig{}, LayerKind::kSparse, 1e-9, 1, quiet);
   EXPECT_TRUE(r.trials.front().ran);
   EXPECT_TRUE(r.budget_cut);
   EXPECT_EQ(r.best, 0u);
@@ -53,7 +53,7 @@ TEST(Tune, BudgetMustBePositiveAndTinyDataCannotBeSplit) {
   Progress quiet(Progress::Mode::kQuiet, log);
   for (const double bad : {0.0, -1.0}) {
     try {
-      tune(train, valid, 3, OptimizerConfig{}, LayerKind::kSparse, bad, 1, quiet);
+      tune(train, valid, 3, Head::kSoftmax, OptimizerConfig{}, LayerKind::kSparse, bad, 1, quiet);
       FAIL() << bad;
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.field(), "--budget");

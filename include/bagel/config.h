@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bagel/csr.h"
+#include "bagel/loss.h"
 #include "bagel/sample_weights.h"
 #include "bagel/svmlight.h"
 #include "bagel/text/text_corpus.h"
@@ -28,6 +29,8 @@ std::string to_string(LayerKind kind);
 std::string to_string(ScheduleKind kind);
 std::string to_string(DeterministicMethod method);
 LayerKind parse_layer(const std::string& text, const std::string& field);
+// "softmax" or "ovr" (model.multiclass).
+Head parse_multiclass(const std::string& text, const std::string& field);
 
 // A features file plus its labels. `labels` is empty when the features are
 // svmlight (the label is in the file).
@@ -74,6 +77,9 @@ struct TrainConfig {
   DataSpec train;
   std::optional<DataSpec> valid;
   LayerKind layer = LayerKind::kSparse;
+  // model.multiclass: the head of K > 2 classes (loss.h). Absent: softmax,
+  // or the head of the `init` model when training starts from one.
+  std::optional<Head> multiclass;
   OptimizerConfig optimizer;
   std::string output = "runs/model";
   // How "text" inputs become features (scikit-learn's CountVectorizer

@@ -1,13 +1,29 @@
-// The logistic head: sigmoid + log loss for two classes, softmax +
-// cross-entropy for more. Exact exp/log1p (no lookup tables), guarded so
-// that large margins neither overflow nor lose the loss to rounding.
+// The logistic heads: sigmoid + log loss for two classes; for more, softmax +
+// cross-entropy (one multinomial model) or one-vs-rest (K binary models, class
+// k against the rest, as LIBLINEAR's -s 0 and scikit-learn's SGDClassifier).
+// Exact exp/log1p (no lookup tables), guarded so that large margins neither
+// overflow nor lose the loss to rounding.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
 
 namespace bagel {
+
+// How a model turns its logits into class probabilities and a loss.
+enum class Head { kSigmoid, kSoftmax, kOneVsRest };
+
+// "sigmoid", "softmax", "ovr": model.json's "output" and model.multiclass.
+inline std::string to_string(Head head) {
+  switch (head) {
+    case Head::kSigmoid: return "sigmoid";
+    case Head::kOneVsRest: return "ovr";
+    case Head::kSoftmax: break;
+  }
+  return "softmax";
+}
 
 // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
 inline double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
@@ -71,19 +87,61 @@ struct SoftmaxCrossEntropy {
   }
 };
 
+// K classes: K logits, each the score of one binary problem (class k or not).
+//   loss = sum_k softplus(z_k) - z_y,  dloss/dz_k = s(z_k) - [k == y]
+// Each output's gradient depends on its own logit only, so training the K
+// outputs together is training K binary models on the same row order. The
+// probabilities are the sigmoids normalised to sum to 1 (LIBLINEAR's and
+// scikit-learn's one-vs-rest predict_proba).
+struct OneVsRestLogLoss {
+  static constexpr int outputs_for(int num_classes) { return num_classes; }
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, int k) {
+    double loss = 0;
+    for (int i = 0; i < k; ++i) {
+      const double zd = z[i];
+      const double e = std::exp(-std::abs(zd));
+      const int yi = i == y;
+      grad[i] = static_cast<float>((zd >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e)) - yi);
+      loss += std::max(zd, 0.0) + std::log1p(e) - yi * zd;
+    }
+    return loss;
+  }
+  static void probabilities(const float* z, double* proba, int k) {
+    double sum = 0;
+    for (int i = 0; i < k; ++i) sum += (proba[i] = sigmoid(z[i]));
+    for (int i = 0; i < k; ++i) proba[i] /= sum;
+  }
+};
+
 // Number of logits for `num_classes` classes: 1 (sigmoid) for two, else K.
 inline int num_outputs_for(int num_classes) { return num_classes == 2 ? 1 : num_classes; }
 
-// Loss and dloss/dz of one row with the head chosen by the output count.
-inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, int outputs) {
-  return outputs == 1 ? BinaryLogLoss::loss_and_grad(z, y, grad, 1)
-                      : SoftmaxCrossEntropy::loss_and_grad(z, y, grad, outputs);
+// The loss of one row at all-zero logits, where training starts: log K for
+// softmax (and log 2 for the sigmoid), K log 2 for one-vs-rest.
+inline double loss_at_zero(Head head, int num_classes) {
+  return head == Head::kOneVsRest ? num_classes * std::log(2.0)
+                                  : std::log(static_cast<double>(std::max(num_classes, 2)));
+}
+
+// Loss and dloss/dz of one row.
+inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, int outputs,
+                                 Head head) {
+  switch (head) {
+    case Head::kSigmoid: return BinaryLogLoss::loss_and_grad(z, y, grad, 1);
+    case Head::kOneVsRest: return OneVsRestLogLoss::loss_and_grad(z, y, grad, outputs);
+    case Head::kSoftmax: break;
+  }
+  return SoftmaxCrossEntropy::loss_and_grad(z, y, grad, outputs);
 }
 
 // Class probabilities (num_classes values) of one row from its logits.
-inline void head_probabilities(const float* z, double* proba, int outputs) {
-  if (outputs == 1) BinaryLogLoss::probabilities(z, proba, 1);
-  else SoftmaxCrossEntropy::probabilities(z, proba, outputs);
+inline void head_probabilities(const float* z, double* proba, int outputs, Head head) {
+  switch (head) {
+    case Head::kSigmoid: BinaryLogLoss::probabilities(z, proba, 1); return;
+    case Head::kOneVsRest: OneVsRestLogLoss::probabilities(z, proba, outputs); return;
+    case Head::kSoftmax: break;
+  }
+  SoftmaxCrossEntropy::probabilities(z, proba, outputs);
 }
 
 }  // namespace bagel

@@ -8,7 +8,8 @@
 //   vocabulary.txt  a model trained on raw text: its vectorizer's terms,
 //               one per line (model.json's "vectorizer" has the settings)
 // Two classes use one output (sigmoid of the logit is P(classes[1]));
-// K > 2 classes use K outputs and a softmax.
+// K > 2 classes use K outputs and a softmax, or K one-vs-rest sigmoids
+// (model.json's "output": "sigmoid", "softmax" or "ovr"; loss.h).
 #pragma once
 
 #include <memory>
@@ -18,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bagel/csr.h"
+#include "bagel/loss.h"
 
 namespace bagel {
 
@@ -31,6 +33,9 @@ struct Model {
   bool numeric_classes = false;
   Index num_features = 0;
   int num_outputs = 0;
+  // The head of K > 2 classes; two classes (one output) always use the
+  // sigmoid, whatever this says: head() is the one to use.
+  Head multiclass = Head::kSoftmax;
   std::vector<float> weight;   // num_features x num_outputs, row-major
   std::vector<float> bias;     // num_outputs
   nlohmann::json config;       // resolved training config
@@ -40,11 +45,14 @@ struct Model {
   std::shared_ptr<const Vectorizer> vectorizer;
 
   int num_classes() const { return static_cast<int>(classes.size()); }
-  std::string output_kind() const { return num_outputs == 1 ? "sigmoid" : "softmax"; }
+  Head head() const { return num_outputs == 1 ? Head::kSigmoid : multiclass; }
+  std::string output_kind() const { return to_string(head()); }
 
   // All-zero weights for these classes (logistic regression is convex; zeros
-  // are scikit-learn's and LIBLINEAR's starting point too).
-  static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features);
+  // are scikit-learn's and LIBLINEAR's starting point too). `multiclass` is
+  // the head of K > 2 classes (softmax or one-vs-rest).
+  static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features,
+                     Head multiclass = Head::kSoftmax);
 };
 
 // Throws FileError naming `source` (the training features) when the float32

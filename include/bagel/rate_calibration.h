@@ -36,8 +36,9 @@ struct RateCalibration {
 // a seeded sample of `train` (at most `sample_rows` rows, the schedule, L2,
 // batch size and epochs of `c`, at most 10 epochs, one thread each, several candidates in
 // parallel) and scoring log loss on the other 20%. Returns the rate with the
-// lowest held-out loss. `classes` is the number of classes of `train.y`.
-RateCalibration calibrate_learning_rate(const Dataset& train, int classes,
+// lowest held-out loss. `classes` is the number of classes of `train.y`, `head`
+// the model's (loss.h).
+RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head head,
                                         const OptimizerConfig& c,
                                         std::int64_t sample_rows = 2000);
 

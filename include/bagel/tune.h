@@ -42,7 +42,8 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
 // as many as fit in `budget_seconds` (a trial starts only when the mean
 // trial so far still fits), `threads` at a time (0: all cores), each on one
 // thread. The best is the highest valid accuracy, ties broken by log loss.
-TuneResult tune(const Dataset& train, const Dataset& valid, int classes, const OptimizerConfig& base,
+TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head head,
+                const OptimizerConfig& base,
                 LayerKind layer, double budget_seconds, int threads, Progress& progress);
 
 }  // namespace bagel

@@ -81,7 +81,8 @@ int run_tune(const TuneOptions& o) {
     judged_on = "a seeded 20% of train held out (" + std::to_string(valid.x.rows()) + " rows)";
   }
   progress.message("tuning on " + std::to_string(train.x.rows()) + " rows, judged on " + judged_on);
-  const TuneResult r = tune(train, valid, static_cast<int>(data.classes.size()), config.optimizer,
+  const TuneResult r = tune(train, valid, static_cast<int>(data.classes.size()),
+                            config.multiclass.value_or(Head::kSoftmax), config.optimizer,
                             config.layer, o.budget, o.threads, progress);
   const TuneTrial& best = r.trials[r.best];
   if (!best.error.empty()) throw Error("every trial failed; the first: " + best.error);

@@ -70,11 +70,15 @@ std::vector<float> floats_of(const py::array_t<float, py::array::c_style | py::a
 // Pickling: every field, the arrays as numpy arrays.
 py::tuple model_state(const Model& m) {
   return py::make_tuple(m.classes, m.numeric_classes, m.num_features, m.num_outputs,
-                        copy_of(m.weight), copy_of(m.bias), m.config.dump(), m.training.dump());
+                        copy_of(m.weight), copy_of(m.bias), m.config.dump(), m.training.dump(),
+                        m.output_kind());
 }
 
+// Pickles from before the head was a field have 8 fields: softmax (or the
+// sigmoid for two classes), the only heads then.
 Model model_from_state(const py::tuple& t) {
-  if (t.size() != 8) throw Error("bagel model pickle: expected 8 fields, found " + std::to_string(t.size()));
+  if (t.size() != 8 && t.size() != 9)
+    throw Error("bagel model pickle: expected 9 fields, found " + std::to_string(t.size()));
   Model m;
   m.classes = t[0].cast<std::vector<std::string>>();
   m.numeric_classes = t[1].cast<bool>();
@@ -84,6 +88,7 @@ Model model_from_state(const py::tuple& t) {
   m.bias = floats_of(t[5].cast<py::array_t<float, py::array::c_style | py::array::forcecast>>());
   m.config = parse_json(t[6].cast<std::string>(), "pickled model config", false);
   m.training = parse_json(t[7].cast<std::string>(), "pickled model training", false);
+  if (t.size() == 9 && t[8].cast<std::string>() == "ovr") m.multiclass = Head::kOneVsRest;
   if (m.weight.size() != static_cast<std::size_t>(m.num_features) * m.num_outputs ||
       m.bias.size() != static_cast<std::size_t>(m.num_outputs))
     throw Error("bagel model pickle: the weight and bias sizes do not match the model's shape");
@@ -144,6 +149,7 @@ PYBIND11_MODULE(_core, m) {
       .def_readonly("numeric_classes", &Model::numeric_classes)
       .def_readonly("num_features", &Model::num_features)
       .def_readonly("num_outputs", &Model::num_outputs)
+      .def_property_readonly("output", &Model::output_kind)
       .def_property_readonly("weight", [](py::object self) {
         const Model& mo = self.cast<const Model&>();
         return model_array(mo.weight, {mo.num_features, mo.num_outputs}, self);

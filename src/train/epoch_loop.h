@@ -36,9 +36,11 @@ inline double seconds_since(Clock::time_point t0) {
 struct BatchScratch {
   std::vector<float> logits;
   std::vector<float> grads;
-  BatchScratch(int batch_size, int outputs)
+  Head head;  // the model's: how the logits give the loss and its gradient
+  BatchScratch(int batch_size, int outputs, Head model_head)
       : logits(static_cast<std::size_t>(batch_size) * outputs),
-        grads(static_cast<std::size_t>(batch_size) * outputs) {}
+        grads(static_cast<std::size_t>(batch_size) * outputs),
+        head(model_head) {}
 };
 
 // Shuffled rows are random accesses into the CSR arrays and the labels, each
@@ -103,9 +105,9 @@ struct StepClock {
   std::int64_t next() { return base + (taken++) * threads + rank + 1; }
 };
 
-// Divergence: a running mean loss that is not finite, or far above log(K),
-// the loss of predicting every class alike (where training starts from zero
-// weights). A rate that is too large for the scale of the rows makes the
+// Divergence: a running mean loss that is not finite, or far above the loss
+// at zero weights, where training starts (log K for softmax, K log 2 for
+// one-vs-rest: loss_at_zero()). A rate that is too large for the scale of the rows makes the
 // logits swing by hundreds, and the mean loss with them (35 seen on count
 // data at rate 0.1), so the watch trips within the first thousand rows
 // instead of after a useless epoch. Row weights scale the losses, so the
@@ -117,12 +119,12 @@ class DivergenceWatch {
   // `progress`, when given, is polled for a stop request at each check.
   explicit DivergenceWatch(double limit, const Progress* progress = nullptr)
       : limit_(limit), progress_(progress) {}
-  static double limit_for(int classes, const Dataset& d, ScheduleKind schedule) {
+  static double limit_for(Head head, int classes, const Dataset& d, ScheduleKind schedule) {
     if (schedule == ScheduleKind::kOptimal) return std::numeric_limits<double>::infinity();
     double mean_weight = 1;
     if (!d.weight.empty())
       mean_weight = std::accumulate(d.weight.begin(), d.weight.end(), 0.0) / double(d.weight.size());
-    return 4.0 * std::log(std::max(classes, 2)) * mean_weight;
+    return 4.0 * loss_at_zero(head, classes) * mean_weight;
   }
   // A running mean over `rows` rows; false once any thread has tripped it
   // or a stop was requested. `whole` marks the mean of a whole epoch, which
@@ -195,7 +197,8 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
       layer.forward(x, rows, scratch.logits.data(), thread);
       for (std::size_t b = 0; b < count; ++b) {
         float* grad = scratch.grads.data() + b * k;
-        const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k);
+        const double loss =
+            head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
         loss_sum += weigh_row(loss, grad, k, data.weight, order[offset + begin + b]);
       }
@@ -226,14 +229,14 @@ inline double run_epoch_single(Layer& layer, const Dataset& data, std::span<cons
 }
 
 // Lock-free threads on shared weights (hogwild.cpp).
-double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
-                         const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& data,
+                         std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
                          int threads, DivergenceWatch& watch, Progress& progress);
 
 // Each mini-batch split over the threads, bit for bit one thread's model
 // (exact.cpp); feature_bounds from split_by_counts().
-double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
-                       const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
+                       std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
                        std::span<const Index> feature_bounds, DivergenceWatch& watch,
                        Progress& progress);
 

@@ -14,8 +14,8 @@ namespace bagel::train {
 // the non-zeros),
 // so each weight receives the same operations in the same order as with one
 // thread: the model is bit-identical to the single-threaded one.
-double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
-                       const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
+                       std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
                        std::span<const Index> feature_bounds, DivergenceWatch& watch,
                        Progress& progress) {
   const int threads = static_cast<int>(feature_bounds.size()) - 1;
@@ -28,7 +28,7 @@ double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<
   const std::size_t window_rows =
       windows ? batch * std::max<std::size_t>(1, kTeamWindowRows / batch) : std::max<std::size_t>(n, 1);
   RowWindow window;
-  BatchScratch scratch(c.batch_size, k);
+  BatchScratch scratch(c.batch_size, k, head);
   std::vector<double> row_loss(batch);
   double loss_sum = 0;
   float coef = 0;
@@ -76,7 +76,7 @@ double run_epoch_exact(EmbeddingBagLayer& layer, const Dataset& data, std::span<
         for (std::size_t b = b_lo; b < b_hi; ++b) {
           float* grad = scratch.grads.data() + b * k;
           // Window row i is part[i], as in place.
-          row_loss[b] = weigh_row(head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k),
+          row_loss[b] = weigh_row(head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head),
                                   grad, k, data.weight, part[begin + b]);
         }
 #pragma omp barrier

@@ -27,8 +27,8 @@ std::size_t hogwild_interval(const OptimizerConfig& c, const Schedule& schedule,
 // Lock-free: each thread runs SGD on its own slice of the permutation, all on
 // the same weights, merging the lazy scales at a barrier every `interval`
 // rows. Nondeterministic: updates of different threads interleave.
-double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::span<const Index> order,
-                         const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
+double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& data,
+                         std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
                          int threads, DivergenceWatch& watch, Progress& progress) {
   const int k = layer.outputs();
   const std::size_t n = order.size();
@@ -45,7 +45,7 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, const Dataset& data, std::spa
     const int tid = omp_get_thread_num();
     const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
     std::optional<BatchScratch> scratch;
-    errors.run([&] { scratch.emplace(c.batch_size, k); });
+    errors.run([&] { scratch.emplace(c.batch_size, k, head); });
     RowWindow window;
     StepClock clock{step_base, threads, tid};  // global update count as if the threads took turns
     double loss_total = 0;

@@ -196,7 +196,7 @@ double Replicas::run_epoch(EmbeddingBagLayer& layer0, Model& model, const Datase
     LoggedLayer layer{own, log};
     if (!copies_current_) copy_model(model, rank);
     std::optional<BatchScratch> scratch;
-    errors.run([&] { scratch.emplace(c.batch_size, k_); });
+    errors.run([&] { scratch.emplace(c.batch_size, k_, model.head()); });
     RowWindow window;
     StepClock clock{step, threads_, rank};
     const std::size_t lo = n * rank / threads_, hi = n * (rank + 1) / threads_;

@@ -173,6 +173,27 @@ def test_pickle_and_save_load_round_trip(multi, tmp_path):
     assert loaded.get_params() == clf.get_params()
 
 
+def test_one_vs_rest_head_predicts_normalised_sigmoids_and_round_trips(multi, tmp_path):
+    (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier(multiclass="ovr").fit(xtr, ytr)
+    assert clf.get_params()["multiclass"] == "ovr"
+    assert accuracy_score(yte, clf.predict(xte)) > 0.6
+    sigmoids = 1 / (1 + np.exp(-clf.decision_function(xte)))
+    np.testing.assert_allclose(clf.predict_proba(xte), sigmoids / sigmoids.sum(axis=1, keepdims=True),
+                               rtol=1e-5)
+    # Another model than softmax's on the same rows.
+    softmax = bagel.BagelClassifier().fit(xtr, ytr)
+    assert not np.allclose(softmax.coef_, clf.coef_)
+    back = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(back.predict_proba(xte), clf.predict_proba(xte))
+    clf.save(tmp_path / "m")
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.get_params()["multiclass"] == "ovr"
+    np.testing.assert_array_equal(loaded.predict_proba(xte), clf.predict_proba(xte))
+    with pytest.raises(ValueError, match="multiclass: expected \"softmax\" or \"ovr\""):
+        bagel.BagelClassifier(multiclass="multinomial").fit(xtr, ytr)
+
+
 def test_coef_is_a_read_only_view():
     x = np.eye(4)
     clf = bagel.BagelClassifier().fit(x, [0, 1, 2, 2])

@@ -2,7 +2,7 @@
 
 The parameters are the optimizer keys of a `bagel train` config, with the
 defaults that bagel's library gives them (read from it, not copied here),
-plus `layer` and `verbose`. Training runs in C++ without the GIL; Ctrl-C
+plus `layer`, `multiclass` and `verbose`. Training runs in C++ without the GIL; Ctrl-C
 stops it and leaves the estimator unfitted.
 """
 
@@ -25,7 +25,8 @@ from ._data import INDEX, VALUE, csr_arrays, is_ready_csr
 
 _DEFAULTS = json.loads(_core.default_parameters())
 # Estimator parameters that are keys of the config's "optimizer" section.
-_OPTIMIZER_KEYS = [k for k in _DEFAULTS if k != "layer"]
+_MODEL_KEYS = ("layer", "multiclass")
+_OPTIMIZER_KEYS = [k for k in _DEFAULTS if k not in _MODEL_KEYS]
 
 
 def _plain(value):
@@ -56,8 +57,8 @@ def _quoted(names, limit=10) -> str:
 
 
 class BagelClassifier(ClassifierMixin, BaseEstimator):
-    """Logistic regression (sigmoid for two classes, softmax for more) on
-    sparse bag-of-words rows, trained by SGD on an EmbeddingBag-sum layer.
+    """Logistic regression (sigmoid for two classes; for more, softmax or,
+    with multiclass="ovr", one-vs-rest sigmoids) on sparse bag-of-words rows, trained by SGD on an EmbeddingBag-sum layer.
 
     The parameters mean what the same keys of a `bagel train` config mean
     (README §3); "auto" epochs and learning rate are chosen from the data.
@@ -75,7 +76,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                  deterministic_method=_DEFAULTS["deterministic_method"],
                  reorder_features=_DEFAULTS["reorder_features"], shuffle=_DEFAULTS["shuffle"],
                  seed=_DEFAULTS["seed"], patience=_DEFAULTS["patience"],
-                 min_delta=_DEFAULTS["min_delta"], layer=_DEFAULTS["layer"], verbose=0):
+                 min_delta=_DEFAULTS["min_delta"], layer=_DEFAULTS["layer"],
+                 multiclass=_DEFAULTS["multiclass"], verbose=0):
         self.epochs = epochs
         self.learning_rate = learning_rate
         self.schedule = schedule
@@ -95,6 +97,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         self.patience = patience
         self.min_delta = min_delta
         self.layer = layer
+        self.multiclass = multiclass
         self.verbose = verbose
 
     # ------------------------------------------------------------------ fit
@@ -196,7 +199,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.class_weight, dict):
             optimizer["class_weight"] = {_class_name(k): _plain(v)
                                          for k, v in self.class_weight.items()}
-        return json.dumps({"model": {"layer": self.layer}, "optimizer": optimizer})
+        return json.dumps({"model": {"layer": self.layer, "multiclass": self.multiclass},
+                           "optimizer": optimizer})
 
     def _adopt(self, model, classes):
         self._model = model
@@ -298,6 +302,8 @@ def load(path: str) -> BagelClassifier:
     layer = config.get("model", {}).get("layer")
     if layer is not None:
         params["layer"] = layer
+    if model.output in ("softmax", "ovr"):  # two classes: the sigmoid whatever multiclass says
+        params["multiclass"] = model.output
     clf = BagelClassifier(**params)
     clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes))
     clf.n_iter_ = int(clf.training_.get("epochs_run", 0))
