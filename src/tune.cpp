@@ -97,8 +97,8 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
   return {rows_of(train, fit, "train"), rows_of(train, out, "held-out valid")};
 }
 
-TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head head,
-                const OptimizerConfig& base,
+TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
+                std::optional<Head> multiclass, const OptimizerConfig& base,
                 LayerKind layer, double budget_seconds, int threads, Progress& progress) {
   if (!(budget_seconds > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
   const auto t0 = Clock::now();
@@ -106,15 +106,20 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head he
   resolve_averaging(defaults, train.x.rows());
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x);
   if (defaults.learning_rate <= 0)
-    defaults.learning_rate = calibrate_learning_rate(train, classes, head, defaults).rate;
+    defaults.learning_rate =
+        calibrate_learning_rate(train, classes, multiclass.value_or(Head::kSoftmax), defaults).rate;
   defaults.threads = 1;
   defaults.patience = 0;
+  std::vector<Head> heads{classes == 2 ? Head::kSigmoid : multiclass.value_or(Head::kSoftmax)};
+  if (classes > 2 && !multiclass) heads.push_back(Head::kOneVsRest);
   TuneResult result;
-  for (const OptimizerConfig& c : plan_trials(defaults)) {
-    TuneTrial t;
-    t.settings = c;
-    result.trials.push_back(t);
-  }
+  for (const OptimizerConfig& c : plan_trials(defaults))
+    for (const Head head : heads) {
+      TuneTrial t;
+      t.settings = c;
+      t.head = head;
+      result.trials.push_back(t);
+    }
 
   std::vector<std::string> names;
   for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
@@ -132,7 +137,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head he
     if (i > 0 && seconds_since(t0) + mean > budget_seconds) continue;
     const auto start = Clock::now();
     try {
-      Model m = Model::zeros(names, true, train.x.cols(), head);
+      Model m = Model::zeros(names, true, train.x.cols(), t.head);
       Progress quiet(Progress::Mode::kQuiet, std::cerr);
       train_fixed_rate(m, train, nullptr, t.settings, layer, quiet);
       const Metrics v = evaluate(m, valid.x, valid.y, 1);
@@ -150,9 +155,9 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head he
     const int count = ++done;
     std::lock_guard<std::mutex> lock(report);
     char line[200];
-    std::snprintf(line, sizeof line, "trial %d/%d: learning_rate %.4g, l2 %g, %d epochs: valid accuracy %.4f, log loss %.4f (%.2fs)",
-                  count, n, t.settings.learning_rate, t.settings.l2, t.settings.epochs,
-                  t.valid_accuracy, t.valid_log_loss, t.seconds);
+    std::snprintf(line, sizeof line, "trial %d/%d: %s, learning_rate %.4g, l2 %g, %d epochs: valid accuracy %.4f, log loss %.4f (%.2fs)",
+                  count, n, to_string(t.head).c_str(), t.settings.learning_rate, t.settings.l2,
+                  t.settings.epochs, t.valid_accuracy, t.valid_log_loss, t.seconds);
     progress.message(t.error.empty() ? line : std::string(line) + " failed: " + t.error);
   }
   result.seconds = seconds_since(t0);

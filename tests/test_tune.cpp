@@ -36,6 +36,27 @@ TEST(Tune, TriesTheDefaultsFirstAndPicksTheBestValidAccuracy) {
   EXPECT_NE(log.str().find("trial 40/40"), std::string::npos);
 }
 
+TEST(Tune, WithoutAMulticlassHeadTriesSoftmaxAndOneVsRestAtEachPoint) {
+  const auto [train, valid] = split_holdout(counts(2000, 4), 0.2, 42);
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  const TuneResult r = tune(train, valid, 3, std::nullopt, OptimizerConfig{}, LayerKind::kSparse, 600, 2, quiet);
+  ASSERT_EQ(r.trials.size(), 80u);
+  for (std::size_t i = 0; i < r.trials.size(); i += 2) {
+    EXPECT_EQ(r.trials[i].head, Head::kSoftmax);
+    EXPECT_EQ(r.trials[i + 1].head, Head::kOneVsRest);
+    EXPECT_EQ(r.trials[i].settings.learning_rate, r.trials[i + 1].settings.learning_rate);
+    EXPECT_EQ(r.trials[i].settings.l2, r.trials[i + 1].settings.l2);
+    // The two heads learn different models.
+    EXPECT_NE(r.trials[i].valid_log_loss, r.trials[i + 1].valid_log_loss);
+  }
+  // Two classes have one head, the sigmoid.
+  const auto [train2, valid2] = split_holdout(synthetic(2, 2000, 5, 3000, 30), 0.2, 42);
+  const TuneResult b = tune(train2, valid2, 2, std::nullopt, OptimizerConfig{}, LayerKind::kSparse, 600, 2, quiet);
+  ASSERT_EQ(b.trials.size(), 40u);
+  for (const TuneTrial& t : b.trials) EXPECT_EQ(t.head, Head::kSigmoid);
+}
+
 TEST(Tune, ABudgetTooShortForMoreStillRunsTheDefaults) {
   const auto [train, valid] = split_holdout(counts(3000, 2), 0.2, 42);
   std::ostringstream log;

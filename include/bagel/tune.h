@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace bagel {
 
 struct TuneTrial {
   OptimizerConfig settings;      // every value resolved (no "auto")
+  Head head = Head::kSoftmax;    // the model's (model.multiclass; kSigmoid for two classes)
   double valid_accuracy = 0;
   double valid_log_loss = 0;
   double seconds = 0;
@@ -42,8 +44,11 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
 // as many as fit in `budget_seconds` (a trial starts only when the mean
 // trial so far still fits), `threads` at a time (0: all cores), each on one
 // thread. The best is the highest valid accuracy, ties broken by log loss.
-TuneResult tune(const Dataset& train, const Dataset& valid, int classes, Head head,
-                const OptimizerConfig& base,
+// `multiclass`: the head of K > 2 classes; unset, both softmax and
+// one-vs-rest are tried (each one-vs-rest point after its softmax twin, at
+// the rates calibrated for softmax).
+TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
+                std::optional<Head> multiclass, const OptimizerConfig& base,
                 LayerKind layer, double budget_seconds, int threads, Progress& progress);
 
 }  // namespace bagel

@@ -22,19 +22,22 @@ constexpr double kHoldoutFraction = 0.2;
 
 std::string trial_row(const TuneTrial& t, bool best) {
   char buf[200];
+  const std::string head = to_string(t.head);
   if (!t.error.empty())
-    std::snprintf(buf, sizeof buf, "| %.4g | %g | %d | failed | | %.2f |", t.settings.learning_rate,
-                  t.settings.l2, t.settings.epochs, t.seconds);
+    std::snprintf(buf, sizeof buf, "| %s | %.4g | %g | %d | failed | | %.2f |", head.c_str(),
+                  t.settings.learning_rate, t.settings.l2, t.settings.epochs, t.seconds);
   else
-    std::snprintf(buf, sizeof buf, "| %.4g | %g | %d | %.4f | %.4f | %.2f |%s",
+    std::snprintf(buf, sizeof buf, "| %s | %.4g | %g | %d | %.4f | %.4f | %.2f |%s", head.c_str(),
                   t.settings.learning_rate, t.settings.l2, t.settings.epochs, t.valid_accuracy,
                   t.valid_log_loss, t.seconds, best ? " best" : "");
   return buf;
 }
 
 // The config as `bagel train` reads it, with the best trial's settings.
-nlohmann::json tuned_config(const TrainConfig& config, const OptimizerConfig& best) {
+nlohmann::json tuned_config(const TrainConfig& config, const TuneTrial& trial) {
+  const OptimizerConfig& best = trial.settings;
   nlohmann::json doc = config.resolved;
+  if (trial.head != Head::kSigmoid) doc["model"]["multiclass"] = to_string(trial.head);
   doc["optimizer"]["learning_rate"] = best.learning_rate;
   doc["optimizer"]["l2"] = best.l2;
   doc["optimizer"]["epochs"] = best.epochs;
@@ -46,8 +49,8 @@ nlohmann::json tuned_config(const TrainConfig& config, const OptimizerConfig& be
 
 CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
   CLI::App* cmd = app.add_subcommand(
-      "tune", "Search learning rate, L2 and epochs on the valid set (or a held-out 20% of train) "
-              "and write the best config");
+      "tune", "Search learning rate, L2, epochs and (more than two classes) softmax or "
+              "one-vs-rest on the valid set (or a held-out 20% of train) and write the best config");
   cmd->add_option("-c,--config", o.config, "Config file (JSON), as for train")
       ->required()
       ->check(CLI::ExistingFile);
@@ -82,13 +85,13 @@ int run_tune(const TuneOptions& o) {
   }
   progress.message("tuning on " + std::to_string(train.x.rows()) + " rows, judged on " + judged_on);
   const TuneResult r = tune(train, valid, static_cast<int>(data.classes.size()),
-                            config.multiclass.value_or(Head::kSoftmax), config.optimizer,
+                            config.multiclass, config.optimizer,
                             config.layer, o.budget, o.threads, progress);
   const TuneTrial& best = r.trials[r.best];
   if (!best.error.empty()) throw Error("every trial failed; the first: " + best.error);
 
-  std::cout << "| learning_rate | l2 | epochs | valid accuracy | valid log loss | seconds |\n"
-            << "|---:|---:|---:|---:|---:|---:|\n";
+  std::cout << "| head | learning_rate | l2 | epochs | valid accuracy | valid log loss | seconds |\n"
+            << "|---|---:|---:|---:|---:|---:|---:|\n";
   int skipped = 0;
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     if (!r.trials[i].ran) {
@@ -97,14 +100,14 @@ int run_tune(const TuneOptions& o) {
     }
     std::cout << trial_row(r.trials[i], i == r.best) << "\n";
   }
-  write_file_atomic(out, tuned_config(config, best.settings).dump(2) + "\n");
+  write_file_atomic(out, tuned_config(config, best).dump(2) + "\n");
   char buf[300];
   std::snprintf(buf, sizeof buf,
-                "%zu trials in %.1fs%s; best: learning_rate %.6g, l2 %g, %d epochs (valid accuracy "
-                "%.4f); config written to %s (bagel train --config %s)",
+                "%zu trials in %.1fs%s; best: %s, learning_rate %.6g, l2 %g, %d epochs (valid "
+                "accuracy %.4f); config written to %s (bagel train --config %s)",
                 r.trials.size() - skipped, r.seconds,
                 skipped ? (", " + std::to_string(skipped) + " left out by the budget").c_str() : "",
-                best.settings.learning_rate, best.settings.l2, best.settings.epochs,
+                to_string(best.head).c_str(), best.settings.learning_rate, best.settings.l2, best.settings.epochs,
                 best.valid_accuracy, out.c_str(), out.c_str());
   std::cout << buf << "\n";
   return 0;

@@ -16,6 +16,8 @@ import scipy.sparse as sp
 
 from cli_helpers import run_bagel, write_labeled_set
 
+REPO = Path(__file__).resolve().parents[2]  # the data/ folder's repository
+
 
 
 
@@ -273,6 +275,26 @@ class TrainCommandLine(unittest.TestCase):
         meta = json.loads((self.model / "model.json").read_text())
         self.assertEqual(meta["training"]["learning_rate"], best["optimizer"]["learning_rate"])
         self.assertNotIn("rate_calibration", meta["training"])  # the rate is set: no search
+
+    def test_tune_tries_both_multiclass_heads_and_writes_the_best_ones(self):
+        multi = REPO / "data" / "fortunes-multi"
+        c = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
+             "valid": {"features": str(multi / "valid.npz"), "labels": str(multi / "valid.labels")},
+             "optimizer": {"seed": 1}, "output": str(self.model)}
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "120",
+                         "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [line.split("|")[1].strip() for line in proc.stdout.splitlines()
+                if line.startswith("| ")][1:]
+        self.assertEqual(len(rows), 80, proc.stdout)
+        self.assertEqual(rows[:2], ["softmax", "ovr"])
+        best_row = next(line for line in proc.stdout.splitlines() if line.endswith(" best"))
+        best = json.loads(tuned.read_text())
+        self.assertEqual(best["model"]["multiclass"], best_row.split("|")[1].strip())
+        self.assertEqual(self.train(best, "--quiet").returncode, 0)
+        meta = json.loads((self.model / "model.json").read_text())
+        self.assertEqual(meta["output"], best["model"]["multiclass"])
 
     def test_tune_with_a_budget_of_zero_is_a_one_line_error_and_writes_nothing(self):
         tuned = self.dir / "tuned.json"
