@@ -262,8 +262,8 @@ std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOpti
   if (options.kind == VectorizerKind::tfidf && options.tfidf.use_idf)
     v.idf_ = inverse_document_frequency(fitted.document_frequency,
                                         static_cast<std::int64_t>(documents.size()), options.tfidf.smooth_idf);
-  std::vector<double> values(fitted.entries.counts.begin(), fitted.entries.counts.end());
-  TextMatrix m = v.finish(std::move(fitted.entries.indptr), std::move(fitted.entries.columns), std::move(values));
+  TextMatrix m = v.finish(std::move(fitted.entries.indptr), std::move(fitted.entries.columns),
+                          std::move(fitted.entries.values));
   return {std::move(v), std::move(m)};
 }
 
@@ -274,9 +274,7 @@ TextMatrix Vectorizer::transform(std::span<const std::string_view> documents, in
     return finish(std::move(rows.indptr), std::move(rows.columns), std::move(rows.values));
   }
   TermEntries entries = count_known_terms(analyzer_, vocabulary_, documents, threads);
-  std::vector<double> values(entries.counts.size());
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = options_.limits.binary ? 1.0 : entries.counts[i];
-  return finish(std::move(entries.indptr), std::move(entries.columns), std::move(values));
+  return finish(std::move(entries.indptr), std::move(entries.columns), std::move(entries.values));
 }
 
 // The counts (or hashed values) become the matrix scikit-learn returns.
