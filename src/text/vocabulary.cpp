@@ -304,15 +304,21 @@ std::vector<std::size_t> document_chunks(std::size_t documents, int threads) {
   return bounds;
 }
 
-Vocabulary::Vocabulary(std::span<const std::string_view> terms_by_column) : table_(terms_by_column.size()) {
-  for (const std::string_view term : terms_by_column) {
+Vocabulary::Vocabulary(const std::vector<std::string>& terms_by_column) : table_(terms_by_column.size()) {
+  for (const std::string& term : terms_by_column) {
     if (table_.intern(term) != table_.size() - 1)
-      throw Error("the vocabulary holds the term '" + std::string(term) + "' twice");
+      throw Error("the vocabulary holds the term '" + term + "' twice");
   }
 }
 
-Vocabulary::Vocabulary(const std::vector<std::string>& terms_by_column)
-    : Vocabulary(std::vector<std::string_view>(terms_by_column.begin(), terms_by_column.end())) {}
+Vocabulary::Vocabulary(TermTable table, std::vector<std::int32_t> column_of)
+    : table_(std::move(table)), column_of_(std::move(column_of)) {
+  std::int32_t columns = 0;
+  for (const std::int32_t column : column_of_) columns += column >= 0;
+  id_of_.assign(static_cast<std::size_t>(columns), -1);
+  for (std::size_t id = 0; id < column_of_.size(); ++id)
+    if (column_of_[id] >= 0) id_of_[static_cast<std::size_t>(column_of_[id])] = static_cast<std::int32_t>(id);
+}
 
 void Vocabulary::write(const std::string& path) const {
   std::vector<std::string_view> terms(static_cast<std::size_t>(size()));
@@ -373,22 +379,19 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
 
   FittedCounts fitted;
   std::vector<std::int32_t> column_of(terms, -1);
-  std::vector<std::string_view> names;
-  names.reserve(terms);
+  std::int32_t columns = 0;
   for (const std::int32_t id : by_name) {
     if (!keep[id]) continue;
-    column_of[id] = static_cast<std::int32_t>(names.size());
-    names.push_back(global.term(id));
+    column_of[id] = columns++;
     fitted.document_frequency.push_back(df[id]);
   }
-  fitted.vocabulary = Vocabulary(names);
 
   // Rows: the kept terms, already by ascending first-seen id (CountVectorizer
   // sorts the indices while they are first-seen ids, then renumbers the
   // columns in place), as columns of the sorted vocabulary.
   TermEntries& out = fitted.entries;
   out.indptr = huge_vector<std::int64_t>(documents.size() + 1, 0);
-  const bool all_kept = names.size() == terms;
+  const bool all_kept = static_cast<std::size_t>(columns) == terms;
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     std::int64_t begin = 0;
     for (std::size_t d = 0; d < chunks[c].row_ends.size(); ++d) {
@@ -419,6 +422,7 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
     }
     chunks[c] = ChunkCounts{};  // its memory back early
   });
+  fitted.vocabulary = Vocabulary(std::move(global), std::move(column_of));
   return fitted;
 }
 

@@ -80,11 +80,17 @@ struct TermEntries {
 class Vocabulary {
  public:
   Vocabulary() = default;
-  explicit Vocabulary(std::span<const std::string_view> terms_by_column);
   explicit Vocabulary(const std::vector<std::string>& terms_by_column);
-  std::int32_t size() const { return table_.size(); }
-  std::string_view term(std::int32_t column) const { return table_.term(column); }
-  std::int32_t column(std::string_view term) const { return table_.find(term); }
+  // The terms of `table` that have a column: column_of[id] is term id's
+  // column, or -1; the columns used are 0, 1, ... each once. The table is
+  // kept as it is (a fitted vocabulary is not hashed a second time).
+  Vocabulary(TermTable table, std::vector<std::int32_t> column_of);
+  std::int32_t size() const { return id_of_.empty() ? table_.size() : static_cast<std::int32_t>(id_of_.size()); }
+  std::string_view term(std::int32_t column) const { return table_.term(id_of_.empty() ? column : id_of_[column]); }
+  std::int32_t column(std::string_view term) const {
+    const std::int32_t id = table_.find(term);
+    return id < 0 || column_of_.empty() ? id : column_of_[id];
+  }
 
   // The vocabulary file (vocabulary_file.h: line i holds column i's term,
   // escaped), written and read by that header's functions.
@@ -93,6 +99,8 @@ class Vocabulary {
 
  private:
   TermTable table_;
+  std::vector<std::int32_t> column_of_;  // by table id; empty when ids are the columns
+  std::vector<std::int32_t> id_of_;      // by column; empty when ids are the columns
 };
 
 // CountVectorizer.fit_transform's counting and vocabulary: documents split
