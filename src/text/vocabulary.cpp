@@ -97,21 +97,21 @@ void reserve_huge(std::vector<T>& v, std::size_t n) {
 // The terms of a run of documents, counted against a local table.
 struct ChunkCounts {
   TermTable table;
-  std::vector<std::int64_t> row_ends;
+  std::vector<std::int64_t> indptr;  // rows + 1, from 0
   std::vector<std::int32_t> ids;     // each row's distinct term ids, ascending
-  std::vector<std::int32_t> counts;  // how often each occurs in its row
+  std::vector<double> counts;        // how often each occurs in its row (the matrix's values)
 };
 
 // One row's entries from the ids of its terms (in any order; `ids` is
 // sorted in place): each distinct id once, ascending, with its count.
 void append_row(std::vector<std::int32_t>& ids, std::vector<std::int32_t>& row_ids,
-                std::vector<std::int32_t>& row_counts) {
+                std::vector<double>& row_counts) {
   std::sort(ids.begin(), ids.end());
   for (std::size_t i = 0; i < ids.size();) {
     std::size_t j = i + 1;
     while (j < ids.size() && ids[j] == ids[i]) ++j;
     row_ids.push_back(ids[i]);
-    row_counts.push_back(static_cast<std::int32_t>(j - i));
+    row_counts.push_back(static_cast<double>(j - i));
     i = j;
   }
 }
@@ -128,14 +128,15 @@ ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_vi
   ChunkCounts chunk{TermTable(bytes / kBytesPerNewTerm), {}, {}, {}};
   reserve_huge(chunk.ids, bytes / kBytesPerEntry);
   reserve_huge(chunk.counts, bytes / kBytesPerEntry);
-  reserve_huge(chunk.row_ends, documents.size());
+  reserve_huge(chunk.indptr, documents.size() + 1);
+  chunk.indptr.push_back(0);
   Analyzer::Scratch scratch;
   std::vector<std::int32_t> terms;
   for (const std::string_view document : documents) {
     terms.clear();
     analyzer.analyze(document, scratch, [&](std::string_view term) { terms.push_back(chunk.table.intern(term)); });
     append_row(terms, chunk.ids, chunk.counts);
-    chunk.row_ends.push_back(static_cast<std::int64_t>(chunk.ids.size()));
+    chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
   }
   return chunk;
 }
@@ -144,9 +145,10 @@ ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_vi
 // the new ids, so that rows list their terms by first occurrence in the
 // corpus.
 void renumber_chunk(ChunkCounts& chunk, const std::vector<std::int32_t>& to_global) {
-  std::vector<std::pair<std::int32_t, std::int32_t>> row;
-  std::int64_t begin = 0;
-  for (const std::int64_t end : chunk.row_ends) {
+  std::vector<std::pair<std::int32_t, double>> row;
+  for (std::size_t r = 0; r + 1 < chunk.indptr.size(); ++r) {
+    std::int64_t begin = chunk.indptr[r];
+    const std::int64_t end = chunk.indptr[r + 1];
     row.clear();
     for (std::int64_t e = begin; e < end; ++e) row.emplace_back(to_global[chunk.ids[e]], chunk.counts[e]);
     std::sort(row.begin(), row.end());
@@ -328,6 +330,41 @@ void Vocabulary::write(const std::string& path) const {
 
 Vocabulary Vocabulary::read(const std::string& path) { return Vocabulary(read_vocabulary_file(path)); }
 
+namespace {
+
+// The rows of all chunks, pruned terms left out, terms as their columns.
+void assemble_rows(std::vector<ChunkCounts>& chunks, const std::vector<std::size_t>& bounds,
+                   const std::vector<std::int32_t>& column_of, int threads, TermEntries& out) {
+  out.indptr = huge_vector<std::int64_t>(bounds.back() + 1, 0);
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    const ChunkCounts& chunk = chunks[c];
+    for (std::size_t d = 0; d + 1 < chunk.indptr.size(); ++d) {
+      std::int64_t kept = 0;
+      for (std::int64_t e = chunk.indptr[d]; e < chunk.indptr[d + 1]; ++e) kept += column_of[chunk.ids[e]] >= 0;
+      out.indptr[bounds[c] + d + 1] = kept;
+    }
+  });
+  std::partial_sum(out.indptr.begin(), out.indptr.end(), out.indptr.begin());
+  const auto entries = static_cast<std::size_t>(out.indptr.back());
+  reserve_huge(out.columns, entries);
+  reserve_huge(out.values, entries);
+  out.columns.resize(entries);
+  out.values.resize(entries);
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    const ChunkCounts& chunk = chunks[c];
+    auto at = static_cast<std::size_t>(out.indptr[bounds[c]]);
+    for (std::size_t e = 0; e < chunk.ids.size(); ++e) {
+      const std::int32_t column = column_of[chunk.ids[e]];
+      if (column < 0) continue;
+      out.columns[at] = column;
+      out.values[at++] = chunk.counts[e];
+    }
+    chunks[c] = ChunkCounts{};  // its memory back early
+  });
+}
+
+}  // namespace
+
 FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_view> documents,
                         const VocabularyLimits& limits, int threads, const std::string& field_prefix) {
   // One chunk per thread: each chunk's distinct terms are interned again
@@ -360,12 +397,12 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     ChunkCounts& chunk = chunks[c];
     if (c > 0) renumber_chunk(chunk, to_global[c]);
-    if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1);
+    if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1.0);
     chunk_df[c].assign(terms, 0);
     if (need_tf) chunk_tf[c].assign(terms, 0);
     for (const std::int32_t id : chunk.ids) ++chunk_df[c][id];
     if (need_tf)
-      for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk_tf[c][chunk.ids[e]] += chunk.counts[e];
+      for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk_tf[c][chunk.ids[e]] += static_cast<std::int64_t>(chunk.counts[e]);
   });
   std::vector<std::int64_t> df = std::move(chunk_df[0]), tf = std::move(chunk_tf[0]);
   for (std::size_t c = 1; c < chunks.size(); ++c)
@@ -390,38 +427,15 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
   // sorts the indices while they are first-seen ids, then renumbers the
   // columns in place), as columns of the sorted vocabulary.
   TermEntries& out = fitted.entries;
-  out.indptr = huge_vector<std::int64_t>(documents.size() + 1, 0);
-  const bool all_kept = static_cast<std::size_t>(columns) == terms;
-  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    std::int64_t begin = 0;
-    for (std::size_t d = 0; d < chunks[c].row_ends.size(); ++d) {
-      const std::int64_t end = chunks[c].row_ends[d];
-      std::int64_t kept = end - begin;
-      if (!all_kept) {
-        kept = 0;
-        for (std::int64_t e = begin; e < end; ++e) kept += column_of[chunks[c].ids[e]] >= 0;
-      }
-      out.indptr[bounds[c] + d + 1] = kept;
-      begin = end;
-    }
-  });
-  std::partial_sum(out.indptr.begin(), out.indptr.end(), out.indptr.begin());
-  const auto entries = static_cast<std::size_t>(out.indptr.back());
-  reserve_huge(out.columns, entries);
-  reserve_huge(out.values, entries);
-  out.columns.resize(entries);
-  out.values.resize(entries);
-  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    const ChunkCounts& chunk = chunks[c];
-    auto at = static_cast<std::size_t>(out.indptr[bounds[c]]);
-    for (std::size_t e = 0; e < chunk.ids.size(); ++e) {
-      const std::int32_t column = column_of[chunk.ids[e]];
-      if (column < 0) continue;
-      out.columns[at] = column;
-      out.values[at++] = chunk.counts[e];
-    }
-    chunks[c] = ChunkCounts{};  // its memory back early
-  });
+  if (chunks.size() == 1 && static_cast<std::size_t>(columns) == terms) {
+    // Every term kept: the one chunk's arrays become the matrix's.
+    ChunkCounts& chunk = chunks[0];
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk.ids[e] = column_of[chunk.ids[e]];
+    out = {std::move(chunk.indptr), std::move(chunk.ids), std::move(chunk.counts)};
+  } else {
+    assemble_rows(chunks, bounds, column_of, threads, out);
+  }
   fitted.vocabulary = Vocabulary(std::move(global), std::move(column_of));
   return fitted;
 }
@@ -434,6 +448,7 @@ TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabu
     ChunkCounts& chunk = chunks[c];
     Analyzer::Scratch scratch;
     std::vector<std::int32_t> terms;
+    chunk.indptr.push_back(0);
     for (std::size_t d = bounds[c]; d < bounds[c + 1]; ++d) {
       terms.clear();
       analyzer.analyze(documents[d], scratch, [&](std::string_view term) {
@@ -441,14 +456,14 @@ TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabu
         if (column >= 0) terms.push_back(column);
       });
       append_row(terms, chunk.ids, chunk.counts);
-      chunk.row_ends.push_back(static_cast<std::int64_t>(chunk.ids.size()));
+      chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
     }
   });
   TermEntries out;
   out.indptr.push_back(0);
   for (ChunkCounts& chunk : chunks) {
     const std::int64_t base = out.indptr.back();
-    for (const std::int64_t end : chunk.row_ends) out.indptr.push_back(base + end);
+    for (std::size_t r = 1; r < chunk.indptr.size(); ++r) out.indptr.push_back(base + chunk.indptr[r]);
     out.columns.insert(out.columns.end(), chunk.ids.begin(), chunk.ids.end());
     out.values.insert(out.values.end(), chunk.counts.begin(), chunk.counts.end());
     chunk = ChunkCounts{};
