@@ -436,7 +436,16 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
   } else {
     assemble_rows(chunks, bounds, column_of, threads, out);
   }
-  fitted.vocabulary = Vocabulary(std::move(global), std::move(column_of));
+  if (2 * static_cast<std::size_t>(columns) >= terms) {
+    fitted.vocabulary = Vocabulary(std::move(global), std::move(column_of));
+  } else {
+    // Most terms pruned (min_df, max_features): a table of the kept ones
+    // rather than the corpus's, which the model would carry along.
+    TermTable kept(static_cast<std::size_t>(columns));
+    for (const std::int32_t id : by_name)
+      if (keep[id]) kept.intern(global.term(id));
+    fitted.vocabulary = Vocabulary(std::move(kept), {});
+  }
   return fitted;
 }
 

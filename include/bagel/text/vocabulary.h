@@ -82,8 +82,9 @@ class Vocabulary {
   Vocabulary() = default;
   explicit Vocabulary(const std::vector<std::string>& terms_by_column);
   // The terms of `table` that have a column: column_of[id] is term id's
-  // column, or -1; the columns used are 0, 1, ... each once. The table is
-  // kept as it is (a fitted vocabulary is not hashed a second time).
+  // column, or -1; the columns used are 0, 1, ... each once (empty: the ids
+  // are the columns). The table is kept as it is (a fitted vocabulary is not
+  // hashed a second time).
   Vocabulary(TermTable table, std::vector<std::int32_t> column_of);
   std::int32_t size() const { return id_of_.empty() ? table_.size() : static_cast<std::int32_t>(id_of_.size()); }
   std::string_view term(std::int32_t column) const { return table_.term(id_of_.empty() ? column : id_of_[column]); }
