@@ -68,6 +68,12 @@ void MappedFile::release(std::span<const std::byte> range) const {
   if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
+void MappedFile::populate() const {
+#ifdef MADV_POPULATE_READ
+  if (mapped_) ::madvise(const_cast<std::byte*>(data_), size_, MADV_POPULATE_READ);
+#endif
+}
+
 MappedFile::~MappedFile() {
   if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
 }

@@ -17,6 +17,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
 #include "bagel/npy.h"
+#include "stored_zip.h"
 
 namespace bagel {
 
@@ -42,6 +43,9 @@ constexpr zip_uint64_t kMaxInflateRatio = 1032;
 constexpr std::int64_t kChunkNonZeros = std::int64_t{1} << 22;
 // format.npy ('|S3') and shape.npy (two int64) take about 150 bytes.
 constexpr zip_uint64_t kSmallMemberBytes = 4096;
+// Data converted as it is written goes through a buffer of this size (a
+// multiple of every element size).
+constexpr std::uint64_t kPieceBytes = std::uint64_t{4} << 20;
 
 // ---- libzip handles ----------------------------------------------------------
 
@@ -764,6 +768,46 @@ std::span<const std::byte> bytes_of(std::span<const T> values) {
   return std::as_bytes(values);
 }
 
+// Whether StoredZipWriter can write these members: an archive below 4 GiB,
+// into a file of its own (a device or a pipe named as the output cannot
+// have its headers written back into).
+bool fits_stored_writer(const std::vector<MemberSpec>& members, const ArrayBytes& data, const AtomicPath& tmp) {
+  if (tmp.is_direct()) return false;
+  std::vector<std::string> names;
+  std::vector<std::uint64_t> sizes;
+  for (const MemberSpec& spec : members) {
+    names.emplace_back(spec.name);
+    sizes.push_back(spec.header.size() + spec.payload.size());
+  }
+  sizes.back() = members.back().header.size() + data.size;
+  return StoredZipWriter::archive_bytes(names, sizes) <= StoredZipWriter::kMaxBytes;
+}
+
+// The stored archive, the data member converted a piece at a time.
+void write_stored(const std::string& file, const std::string& path, const std::vector<MemberSpec>& members,
+                  const ArrayBytes& data) {
+  StoredZipWriter zip(file, path);
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    const MemberSpec& spec = members[i];
+    const bool made = i + 1 == members.size();
+    const std::uint64_t size = made ? data.size : spec.payload.size();
+    zip.begin_member(spec.name, spec.header.size() + size, spec.align);
+    zip.write(std::as_bytes(std::span<const char>(spec.header)));
+    if (made && spec.payload.size() != data.size) {
+      std::vector<std::byte> piece(std::min<std::uint64_t>(kPieceBytes, size));
+      for (std::uint64_t first = 0; first < size; first += piece.size()) {
+        const std::span<std::byte> out(piece.data(), std::min<std::uint64_t>(piece.size(), size - first));
+        data.fill(first, out);
+        zip.write(out);
+      }
+    } else {
+      zip.write(spec.payload);
+    }
+    zip.end_member();
+  }
+  zip.finish();
+}
+
 }  // namespace
 
 CsrMatrix read_npz_csr(const std::string& path) {
@@ -802,6 +846,22 @@ void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
                           std::span<const Index> indptr, std::span<const Index> indices,
                           const std::string& data_descr, std::span<const std::byte> data,
                           bool compressed) {
+  ArrayBytes pieces{data.size(), [&](std::uint64_t first, std::span<std::byte> out) {
+                      std::memcpy(out.data(), data.data() + first, out.size());
+                    }};
+  write_npz_csr_arrays(path, rows, cols, indptr, indices, data_descr, pieces, compressed, data);
+}
+
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, const ArrayBytes& data, bool compressed) {
+  write_npz_csr_arrays(path, rows, cols, indptr, indices, data_descr, data, compressed, {});
+}
+
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, const ArrayBytes& data, bool compressed,
+                          std::span<const std::byte> data_in_memory) {
   if (indptr.size() != static_cast<std::size_t>(rows) + 1)
     throw FileError(path, "cannot write a CSR matrix whose indptr has " +
                               std::to_string(indptr.size()) + " entries for " +
@@ -810,15 +870,27 @@ void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
   const std::array<std::int64_t, 2> shape = {rows, cols};
   static constexpr std::array<char, 3> kCsr = {'c', 's', 'r'};
   // scipy.sparse.save_npz's member order.
-  const std::vector<MemberSpec> members = {
+  std::vector<MemberSpec> members = {
       {"indices.npy", npy_header("<i4", {nnz}), bytes_of(indices), true},
       {"indptr.npy", npy_header("<i4", {rows + 1}), bytes_of(indptr), true},
       {"format.npy", npy_header("|S3", {}), bytes_of(std::span<const char>(kCsr)), false},
       {"shape.npy", npy_header("<i8", {2}), bytes_of(std::span<const std::int64_t>(shape)), false},
-      {"data.npy", npy_header(data_descr, {nnz}), data, true},
+      {"data.npy", npy_header(data_descr, {nnz}), data_in_memory, true},
   };
   AtomicPath tmp(path);
   const std::string file = tmp.temp().string();
+  if (!compressed && fits_stored_writer(members, data, tmp)) {
+    write_stored(file, path, members, data);
+    tmp.commit();
+    return;
+  }
+  // libzip takes the payloads whole: the data made in pieces is put together.
+  std::vector<std::byte> whole;
+  if (data_in_memory.size() != data.size) {
+    whole.resize(data.size);
+    data.fill(0, whole);
+    members.back().payload = whole;
+  }
   std::vector<std::uint64_t> pads(members.size(), 0);
   if (!compressed) pads = choose_pads(members, predicted_offsets(members));
   write_zip(file, path, members, pads, compressed);

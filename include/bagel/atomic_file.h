@@ -23,6 +23,8 @@ class AtomicPath {
   AtomicPath& operator=(const AtomicPath&) = delete;
 
   const std::filesystem::path& temp() const { return temp_; }
+  // Whether temp() is the target itself (a device or a pipe: written in place).
+  bool is_direct() const { return direct_; }
   const std::filesystem::path& target() const { return target_; }
   // Flushes temp (a file, or a folder and the files in it) to the disk,
   // renames it over target and flushes the folder holding both, so that

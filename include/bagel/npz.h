@@ -4,6 +4,8 @@
 // _is_array.npy (ignored, like any other extra member).
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -72,5 +74,22 @@ void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
                           std::span<const Index> indptr, std::span<const Index> indices,
                           const std::string& data_descr, std::span<const std::byte> data,
                           bool compressed);
+
+// An array's little-endian bytes made a piece at a time, so that a
+// converted copy of a large array is never held whole (stored files):
+// fill(first, out) writes bytes [first, first + out.size()) of the `size`;
+// `first` is a multiple of every element size.
+struct ArrayBytes {
+  std::uint64_t size = 0;
+  std::function<void(std::uint64_t first, std::span<std::byte> out)> fill;
+};
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, const ArrayBytes& data, bool compressed);
+// The same; `data_in_memory`, when it holds data's bytes, is written as it is.
+void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
+                          std::span<const Index> indptr, std::span<const Index> indices,
+                          const std::string& data_descr, const ArrayBytes& data, bool compressed,
+                          std::span<const std::byte> data_in_memory);
 
 }  // namespace bagel

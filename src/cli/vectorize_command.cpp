@@ -13,6 +13,7 @@
 #include "bagel/text/text_format.h"
 #include "bagel/input_stream.h"
 #include "bagel/text/vectorizer.h"
+#include "bagel/text/vocabulary_file.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -154,11 +155,12 @@ int run_vectorize(const VectorizeOptions& o) {
   create_parent_folder(o.output);
   write_text_matrix(o.output, x, o.compressed);
   if (!o.vocabulary_out.empty()) {
-    std::vector<std::string> terms;
-    for (Index c = 0; c < fitted->features() && fitted->options().kind != VectorizerKind::hashing; ++c)
-      terms.push_back(fitted->feature_name(c));
     create_parent_folder(o.vocabulary_out);
-    Vocabulary(terms).write(o.vocabulary_out);
+    // Hashing has no terms: its file is empty.
+    if (fitted->options().kind == VectorizerKind::hashing)
+      write_vocabulary_file(o.vocabulary_out, std::vector<std::string>{});
+    else
+      fitted->write_vocabulary(o.vocabulary_out);
   }
   if (!o.labels_out.empty()) {
     if (!corpus.labels) throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");

@@ -26,6 +26,12 @@ void Documents::push_back(std::string_view text) {
   free_bytes_ -= text.size();
 }
 
+std::span<std::string_view> Documents::extend(std::size_t count) {
+  const std::size_t begin = views_.size();
+  views_.resize(begin + count);
+  return std::span<std::string_view>(views_).subspan(begin);
+}
+
 void Documents::keep_alive(std::shared_ptr<const void> owner) {
   if (std::find(owners_.begin(), owners_.end(), owner) == owners_.end()) owners_.push_back(std::move(owner));
 }

@@ -27,15 +27,14 @@ std::vector<LineChunk> line_chunks(std::string_view text) {
       const void* newline = std::memchr(text.data() + target, '\n', text.size() - target);
       if (newline != nullptr) stop = static_cast<std::size_t>(static_cast<const char*>(newline) - text.data()) + 1;
     }
-    chunks.push_back({text.substr(begin, stop - begin), 0});
+    chunks.push_back({text.substr(begin, stop - begin), 0, 0});
     begin = stop;
   }
-  std::vector<std::int64_t> newlines(chunks.size());
 #pragma omp parallel for schedule(static) if (chunks.size() > 1)
   for (std::size_t k = 0; k < chunks.size(); ++k)
-    newlines[k] = std::count(chunks[k].text.begin(), chunks[k].text.end(), '\n');
+    chunks[k].newlines = std::count(chunks[k].text.begin(), chunks[k].text.end(), '\n');
   for (std::size_t k = 1; k < chunks.size(); ++k)
-    chunks[k].lines_before = chunks[k - 1].lines_before + newlines[k - 1];
+    chunks[k].lines_before = chunks[k - 1].lines_before + chunks[k - 1].newlines;
   return chunks;
 }
 

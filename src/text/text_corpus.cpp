@@ -1,11 +1,14 @@
 #include "bagel/text/text_corpus.h"
 
+#include <algorithm>
 #include <iterator>
+#include <span>
 #include <string_view>
 
 #include "bagel/error.h"
 #include "bagel/text/line_chunks.h"
 #include "bagel/text/text_lines.h"
+#include "bagel/text/utf8.h"
 #include "text/corpus_readers.h"
 
 namespace bagel {
@@ -69,14 +72,47 @@ struct LinesPart {
   }
 };
 
+// A mapped file whose every chunk is UTF-8 (the common case): each line a
+// view into the mapping, each chunk filling its own range of the one array
+// of documents in parallel. False, with nothing done, when some byte is not
+// UTF-8: the line-by-line reader then repairs or reports it.
+bool read_valid_lines(std::string_view file, TextCorpus& corpus) {
+  const std::vector<LineChunk> chunks = line_chunks(file);
+  std::vector<std::size_t> first(chunks.size() + 1, 0);
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    // A last line without its '\n' is a document too.
+    const std::string_view text = chunks[k].text;
+    first[k + 1] = first[k] + static_cast<std::size_t>(chunks[k].newlines) + (!text.empty() && text.back() != '\n');
+  }
+  std::vector<char> valid(chunks.size(), 0);
+#pragma omp parallel for schedule(static) if (chunks.size() > 1)
+  for (std::size_t k = 0; k < chunks.size(); ++k)
+    valid[k] = invalid_utf8_at(chunks[k].text) == std::string_view::npos;
+  if (std::find(valid.begin(), valid.end(), 0) != valid.end()) return false;
+  const std::span<std::string_view> documents = corpus.documents.extend(first.back());
+  corpus.lines.resize(first.back());
+#pragma omp parallel for schedule(static) if (chunks.size() > 1)
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    std::string_view text = chunks[k].text;
+    for (std::size_t d = first[k]; d < first[k + 1]; ++d) {
+      const std::size_t end = std::min(text.find('\n'), text.size());
+      documents[d] = without_cr(text.substr(0, end));
+      corpus.lines[d] = static_cast<std::int64_t>(d) + 1;
+      text.remove_prefix(std::min(end + 1, text.size()));
+    }
+  }
+  return true;
+}
+
 TextCorpus read_lines(const TextInput& input) {
   TextLines text(input.path, input.decode_error, /*drop_bom=*/false);
   TextCorpus corpus;
   corpus.source = text.source();
   const std::string_view file = text.whole_text();
   if (!file.empty()) corpus.documents.keep_alive(text.mapped_file());
-  for (LinesPart& part : read_in_parts(text, [&] { return LinesPart{{}, file}; }))
-    detail::append_rows(corpus, std::move(part.rows));
+  if (file.empty() || !read_valid_lines(file, corpus))
+    for (LinesPart& part : read_in_parts(text, [&] { return LinesPart{{}, file}; }))
+      detail::append_rows(corpus, std::move(part.rows));
   check_not_empty_stream(corpus, text);
   if (!input.labels_path.empty()) {
     RawLabels labels = read_labels(input.labels_path);

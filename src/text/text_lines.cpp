@@ -42,6 +42,7 @@ TextLines::TextLines(const std::string& path, DecodeError decode_error, bool dro
     blocks_ = std::make_unique<LineBlocks>(*stream_, kStreamBlockBytes);
   } else {
     file_ = std::make_shared<const MappedFile>(path);
+    file_->populate();
   }
 }
 

@@ -226,23 +226,25 @@ void write_text_matrix(const std::string& path, const TextMatrix& m, bool compre
   if (m.nonZeros() > INT32_MAX)
     throw FileError(path, "more than 2^31 - 1 non-zeros (scipy would use int64 indices)");
   const std::vector<Index> indptr(m.indptr.begin(), m.indptr.end());
-  std::vector<std::byte> bytes;
-  const auto put = [&](auto typed) {
+  // The values converted to the dtype as they are written.
+  const auto as = [&](auto typed) {
     using T = decltype(typed);
-    bytes.resize(m.values.size() * sizeof(T));
-    for (std::size_t i = 0; i < m.values.size(); ++i) {
-      const T v = static_cast<T>(m.values[i]);
-      std::memcpy(bytes.data() + i * sizeof(T), &v, sizeof(T));
-    }
+    return ArrayBytes{m.values.size() * sizeof(T), [&m](std::uint64_t first, std::span<std::byte> out) {
+                        const std::size_t begin = first / sizeof(T);
+                        for (std::size_t i = 0; i < out.size() / sizeof(T); ++i) {
+                          const T v = static_cast<T>(m.values[begin + i]);
+                          std::memcpy(out.data() + i * sizeof(T), &v, sizeof(T));
+                        }
+                      }};
   };
-  const char* descr = "<f8";
   switch (m.dtype) {
-    case ValueType::int64: put(std::int64_t{}); descr = "<i8"; break;
-    case ValueType::int32: put(std::int32_t{}); descr = "<i4"; break;
-    case ValueType::float64: put(double{}); descr = "<f8"; break;
-    case ValueType::float32: put(float{}); descr = "<f4"; break;
+    case ValueType::int64: return write_npz_csr_arrays(path, m.rows, m.cols, indptr, m.indices, "<i8", as(std::int64_t{}), compressed);
+    case ValueType::int32: return write_npz_csr_arrays(path, m.rows, m.cols, indptr, m.indices, "<i4", as(std::int32_t{}), compressed);
+    case ValueType::float64:
+      return write_npz_csr_arrays(path, m.rows, m.cols, indptr, m.indices, "<f8", as(double{}), compressed,
+                                  std::as_bytes(std::span<const double>(m.values)));
+    case ValueType::float32: return write_npz_csr_arrays(path, m.rows, m.cols, indptr, m.indices, "<f4", as(float{}), compressed);
   }
-  write_npz_csr_arrays(path, m.rows, m.cols, indptr, m.indices, descr, bytes, compressed);
 }
 
 Vectorizer::Vectorizer(VectorizerOptions options, const std::string& field_prefix)
@@ -262,8 +264,8 @@ std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOpti
   if (options.kind == VectorizerKind::tfidf && options.tfidf.use_idf)
     v.idf_ = inverse_document_frequency(fitted.document_frequency,
                                         static_cast<std::int64_t>(documents.size()), options.tfidf.smooth_idf);
-  std::vector<double> values(fitted.entries.counts.begin(), fitted.entries.counts.end());
-  TextMatrix m = v.finish(std::move(fitted.entries.indptr), std::move(fitted.entries.columns), std::move(values));
+  TextMatrix m = v.finish(std::move(fitted.entries.indptr), std::move(fitted.entries.columns),
+                          std::move(fitted.entries.values));
   return {std::move(v), std::move(m)};
 }
 
@@ -274,9 +276,7 @@ TextMatrix Vectorizer::transform(std::span<const std::string_view> documents, in
     return finish(std::move(rows.indptr), std::move(rows.columns), std::move(rows.values));
   }
   TermEntries entries = count_known_terms(analyzer_, vocabulary_, documents, threads);
-  std::vector<double> values(entries.counts.size());
-  for (std::size_t i = 0; i < values.size(); ++i) values[i] = options_.limits.binary ? 1.0 : entries.counts[i];
-  return finish(std::move(entries.indptr), std::move(entries.columns), std::move(values));
+  return finish(std::move(entries.indptr), std::move(entries.columns), std::move(entries.values));
 }
 
 // The counts (or hashed values) become the matrix scikit-learn returns.

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 #include "bagel/parallel_errors.h"
 #include "bagel/text/numpy_math.h"
 #include "bagel/text/vocabulary_file.h"
@@ -17,22 +18,46 @@ namespace bagel {
 
 namespace {
 
-// A fast 64-bit hash of short strings: 8 bytes a step (a multiply and a
-// rotation), then MurmurHash3's finalizer, so that the low bits the table
-// masks with depend on every byte.
-std::uint64_t hash_term(std::string_view term) {
+// The bytes p[0, n) as a little-endian word, zero-padded (0 < n < 8):
+// two overlapping 4-byte loads, or up to three single bytes, rather than a
+// memcpy of variable length.
+std::uint64_t load_tail(const char* p, std::size_t n) {
+  if (n >= 4) {
+    std::uint32_t low, high;
+    std::memcpy(&low, p, 4);
+    std::memcpy(&high, p + n - 4, 4);
+    return low | (static_cast<std::uint64_t>(high) << ((n - 4) * 8));
+  }
+  std::uint64_t word = static_cast<unsigned char>(p[0]);
+  if (n > 1) word |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[1])) << 8;
+  if (n > 2) word |= static_cast<std::uint64_t>(static_cast<unsigned char>(p[2])) << 16;
+  return word;
+}
+
+// A term's hash and its first 8 bytes (zero-padded). The hash is fast on
+// short strings: 8 bytes a step (a multiply and a rotation), then
+// MurmurHash3's finalizer, so that the low bits the table masks with depend
+// on every byte.
+struct TermKey {
+  std::uint64_t hash;
+  std::uint64_t head;
+};
+
+TermKey key_of(std::string_view term) {
   constexpr std::uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
   std::uint64_t h = term.size() * kMultiplier;
   const char* p = term.data();
   std::size_t left = term.size();
+  std::uint64_t head = 0;
+  if (left >= 8) std::memcpy(&head, p, 8);
   for (; left >= 8; left -= 8, p += 8) {
     std::uint64_t word;
     std::memcpy(&word, p, 8);
     h = (std::rotl(h, 23) ^ word) * kMultiplier;
   }
   if (left > 0) {
-    std::uint64_t word = 0;
-    std::memcpy(&word, p, left);
+    const std::uint64_t word = load_tail(p, left);
+    if (term.size() < 8) head = word;
     h = (std::rotl(h, 23) ^ word) * kMultiplier;
   }
   h ^= h >> 33;
@@ -40,7 +65,7 @@ std::uint64_t hash_term(std::string_view term) {
   h ^= h >> 33;
   h *= 0xC4CEB9FE1A85EC53ull;
   h ^= h >> 33;
-  return h;
+  return {h, head};
 }
 
 // Runs body(chunk) for chunk in [0, chunks) on `threads` threads; the first
@@ -53,48 +78,47 @@ void for_each_chunk(std::size_t chunks, int threads, Body body) {
   errors.rethrow();
 }
 
-// Typical text: a (document, term) entry every 8 bytes or more, a new term
-// every 64 bytes or more in a chunk of a few MB.
+// Typical text: a (document, term) entry every 8 bytes or more; a new term
+// every 256 bytes or so in a chunk of some MB (more often in a small one:
+// the table then grows a few times, which costs less than zeroing a table
+// far larger than needed).
 constexpr std::size_t kBytesPerEntry = 8;
-constexpr std::size_t kBytesPerNewTerm = 64;
+constexpr std::size_t kBytesPerNewTerm = 256;
 
-// The terms of a run of documents, counted against a local table: each row's
-// entries in the order its terms first occur in the document (a dict's
-// insertion order, as CountVectorizer._count_vocab builds it).
-struct ChunkCounts {
-  TermTable table;
-  std::vector<std::int64_t> row_ends;
-  std::vector<std::int32_t> ids;
-  std::vector<std::int32_t> counts;
-};
-
-// By term id: the last row that holds the term, and where its entry is.
-struct Seen {
-  std::int64_t row = -1;
-  std::int64_t at = 0;
-};
-
-// Adds one document's terms to `out`: `lookup` gives a term's id (or -1 to
-// skip it). No allocation once the vectors have grown.
-template <class Lookup>
-void count_document(const Analyzer& analyzer, std::string_view document, Analyzer::Scratch& scratch,
-                    Lookup lookup, std::int64_t row, std::vector<Seen>& seen, std::vector<std::int32_t>& ids,
-                    std::vector<std::int32_t>& counts) {
-  analyzer.analyze(document, scratch, [&](std::string_view term) {
-    const std::int32_t id = lookup(term);
-    if (id < 0) return;
-    if (static_cast<std::size_t>(id) >= seen.size()) seen.resize(std::max(seen.size() * 2, static_cast<std::size_t>(id) + 1));
-    Seen& s = seen[static_cast<std::size_t>(id)];
-    if (s.row != row) {
-      s = {row, static_cast<std::int64_t>(ids.size())};
-      ids.push_back(id);
-      counts.push_back(1);
-    } else {
-      ++counts[s.at];
-    }
-  });
+// Room for `n` elements, the pages advised for huge pages before they are
+// first touched (a page fault costs more than filling the page here, and a
+// virtual machine's page faults cost more still).
+template <class T>
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
 }
 
+// The terms of a run of documents, counted against a local table.
+struct ChunkCounts {
+  TermTable table;
+  std::vector<std::int64_t> indptr;  // rows + 1, from 0
+  std::vector<std::int32_t> ids;     // each row's distinct term ids, ascending
+  std::vector<double> counts;        // how often each occurs in its row (the matrix's values)
+};
+
+// One row's entries from the ids of its terms (in any order; `ids` is
+// sorted in place): each distinct id once, ascending, with its count.
+void append_row(std::vector<std::int32_t>& ids, std::vector<std::int32_t>& row_ids,
+                std::vector<double>& row_counts) {
+  std::sort(ids.begin(), ids.end());
+  for (std::size_t i = 0; i < ids.size();) {
+    std::size_t j = i + 1;
+    while (j < ids.size() && ids[j] == ids[i]) ++j;
+    row_ids.push_back(ids[i]);
+    row_counts.push_back(static_cast<double>(j - i));
+    i = j;
+  }
+}
+
+// A chunk's rows list their terms by ascending local id, which is the order
+// the terms were first met in the chunk: the order of first occurrence in
+// the corpus that CountVectorizer's rows follow, once local ids are global.
 ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_view> documents) {
   std::size_t bytes = 0;
   for (const std::string_view d : documents) bytes += d.size();
@@ -102,18 +126,54 @@ ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_vi
   // and touches fresh pages each time. A reservation larger than what is
   // used costs no memory (the pages untouched are never mapped).
   ChunkCounts chunk{TermTable(bytes / kBytesPerNewTerm), {}, {}, {}};
-  chunk.ids.reserve(bytes / kBytesPerEntry);
-  chunk.counts.reserve(bytes / kBytesPerEntry);
+  reserve_huge(chunk.ids, bytes / kBytesPerEntry);
+  reserve_huge(chunk.counts, bytes / kBytesPerEntry);
+  reserve_huge(chunk.indptr, documents.size() + 1);
+  chunk.indptr.push_back(0);
   Analyzer::Scratch scratch;
-  std::vector<Seen> seen;
-  chunk.row_ends.reserve(documents.size());
-  for (std::size_t d = 0; d < documents.size(); ++d) {
-    count_document(
-        analyzer, documents[d], scratch, [&](std::string_view term) { return chunk.table.intern(term); },
-        static_cast<std::int64_t>(d), seen, chunk.ids, chunk.counts);
-    chunk.row_ends.push_back(static_cast<std::int64_t>(chunk.ids.size()));
+  std::vector<std::int32_t> terms;
+  for (const std::string_view document : documents) {
+    terms.clear();
+    analyzer.analyze(document, scratch, [&](std::string_view term) { terms.push_back(chunk.table.intern(term)); });
+    append_row(terms, chunk.ids, chunk.counts);
+    chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
   }
   return chunk;
+}
+
+// Chunk c's local ids made global (`to_global`), each row sorted again by
+// the new ids, so that rows list their terms by first occurrence in the
+// corpus.
+void renumber_chunk(ChunkCounts& chunk, const std::vector<std::int32_t>& to_global) {
+  std::vector<std::pair<std::int32_t, double>> row;
+  for (std::size_t r = 0; r + 1 < chunk.indptr.size(); ++r) {
+    std::int64_t begin = chunk.indptr[r];
+    const std::int64_t end = chunk.indptr[r + 1];
+    row.clear();
+    for (std::int64_t e = begin; e < end; ++e) row.emplace_back(to_global[chunk.ids[e]], chunk.counts[e]);
+    std::sort(row.begin(), row.end());
+    for (const auto& [id, count] : row) {
+      chunk.ids[begin] = id;
+      chunk.counts[begin++] = count;
+    }
+  }
+}
+
+// Bounds of `parts` runs of documents with about equal bytes each (fewer
+// when there are few documents).
+std::vector<std::size_t> byte_chunks(std::span<const std::string_view> documents, int parts) {
+  std::size_t total = 0;
+  for (const std::string_view d : documents) total += d.size() + 1;
+  const std::size_t count = std::max<std::size_t>(
+      1, std::min<std::size_t>(static_cast<std::size_t>(parts), documents.size() / 256));
+  std::vector<std::size_t> bounds = {0};
+  std::size_t bytes = 0;
+  for (std::size_t d = 0; d < documents.size() && bounds.size() < count; ++d) {
+    bytes += documents[d].size() + 1;
+    if (bytes * count >= total * bounds.size()) bounds.push_back(d + 1);
+  }
+  bounds.push_back(documents.size());
+  return bounds;
 }
 
 // CountVectorizer._limit_features: which first-seen ids survive, given each
@@ -148,13 +208,37 @@ std::vector<bool> keep_terms(const std::vector<std::int32_t>& by_name,
   return keep;
 }
 
-void sort_by_name(std::vector<std::int32_t>& ids, const TermTable& table, int threads) {
-  const auto by_term = [&](std::int32_t a, std::int32_t b) { return table.term(a) < table.term(b); };
-  if (threads > 1 && ids.size() > 100000)
-    __gnu_parallel::sort(ids.begin(), ids.end(), by_term,
-                         __gnu_parallel::multiway_mergesort_tag(threads));
+// The term ids in the order of their terms' bytes (UTF-8's byte order is
+// code point order). Sorted by each term's first 8 bytes as one big-endian
+// word first, from an array of (word, id) pairs that the caches hold, so that
+// only terms sharing those bytes read the arena.
+std::vector<std::int32_t> ids_by_name(const TermTable& table, int threads) {
+  struct Keyed {
+    std::uint64_t prefix;
+    std::int32_t id;
+  };
+  std::vector<Keyed> keyed(static_cast<std::size_t>(table.size()));
+#pragma omp parallel for schedule(static) num_threads(threads) if (keyed.size() > 100000)
+  for (std::int32_t id = 0; id < table.size(); ++id) {
+    const std::string_view term = table.term(id);
+    std::uint64_t prefix = 0;
+    for (std::size_t i = 0; i < 8; ++i)
+      prefix = (prefix << 8) | (i < term.size() ? static_cast<unsigned char>(term[i]) : 0u);
+    keyed[static_cast<std::size_t>(id)] = {prefix, id};
+  }
+  // A shorter prefix padded with zeros sorts before any longer one it
+  // starts: equal words leave the order to the whole terms.
+  const auto before = [&](const Keyed& a, const Keyed& b) {
+    if (a.prefix != b.prefix) return a.prefix < b.prefix;
+    return table.term(a.id) < table.term(b.id);
+  };
+  if (threads > 1 && keyed.size() > 100000)
+    __gnu_parallel::sort(keyed.begin(), keyed.end(), before, __gnu_parallel::multiway_mergesort_tag(threads));
   else
-    std::sort(ids.begin(), ids.end(), by_term);
+    std::sort(keyed.begin(), keyed.end(), before);
+  std::vector<std::int32_t> ids(keyed.size());
+  for (std::size_t i = 0; i < keyed.size(); ++i) ids[i] = keyed[i].id;
+  return ids;
 }
 
 std::uint32_t clamped_length(std::string_view term) {
@@ -164,47 +248,54 @@ std::uint32_t clamped_length(std::string_view term) {
 }  // namespace
 
 TermTable::TermTable(std::size_t expected_terms)
-    : slots_(std::max<std::size_t>(1024, std::bit_ceil(expected_terms * 2))), ends_{0} {}
+    : slots_(huge_vector<Slot>(std::max<std::size_t>(1024, std::bit_ceil(expected_terms * 10 / 7 + 1)))),
+      ends_{0} {}
 
-std::size_t TermTable::slot_of(std::string_view term, std::uint64_t hash) const {
+std::size_t TermTable::slot_of(std::string_view term, std::uint64_t hash, std::uint64_t head) const {
   const std::size_t mask = slots_.size() - 1;
   const std::uint32_t length = clamped_length(term);
   for (std::size_t s = hash & mask;; s = (s + 1) & mask) {
     const Slot& slot = slots_[s];
-    if (slot.id < 0) return s;
-    if (slot.hash == hash && slot.length == length &&
-        (slot.length == UINT32_MAX ? this->term(slot.id) == term
-                                   : std::memcmp(arena_.data() + slot.begin, term.data(), term.size()) == 0))
+    if (slot.id1 == 0) return s;
+    if (slot.hash != hash || slot.length != length || slot.head != head) continue;
+    if (length <= 8) return s;
+    if (length == UINT32_MAX ? this->term(static_cast<std::int32_t>(slot.id1 - 1)) == term
+                             : std::memcmp(arena_.data() + slot.begin + 8, term.data() + 8, term.size() - 8) == 0)
       return s;
   }
 }
 
 void TermTable::grow() {
-  std::vector<Slot> slots(slots_.size() * 2);
+  std::vector<Slot> slots = huge_vector<Slot>(slots_.size() * 2);
   const std::size_t mask = slots.size() - 1;
   for (const Slot& slot : slots_) {
-    if (slot.id < 0) continue;
+    if (slot.id1 == 0) continue;
     std::size_t t = slot.hash & mask;
-    while (slots[t].id >= 0) t = (t + 1) & mask;
+    while (slots[t].id1 != 0) t = (t + 1) & mask;
     slots[t] = slot;
   }
   slots_ = std::move(slots);
 }
 
 std::int32_t TermTable::intern(std::string_view term) {
-  const std::uint64_t hash = hash_term(term);
-  const std::size_t s = slot_of(term, hash);
-  if (slots_[s].id >= 0) return slots_[s].id;
+  const TermKey key = key_of(term);
+  const std::size_t s = slot_of(term, key.hash, key.head);
+  if (slots_[s].id1 != 0) return static_cast<std::int32_t>(slots_[s].id1 - 1);
   const std::int32_t id = size();
   if (id == INT32_MAX - 1) throw Error("more than 2^31 - 2 distinct terms: bagel's columns are int32");
-  slots_[s] = {hash, arena_.size(), clamped_length(term), id};
+  slots_[s] = {key.hash, key.head, arena_.size(), clamped_length(term), static_cast<std::uint32_t>(id) + 1};
   arena_.append(term);
   ends_.push_back(arena_.size());
-  if (static_cast<std::size_t>(size()) * 2 > slots_.size()) grow();
+  // Grown at 70% full: linear probing stays short, and the table half the
+  // size of one grown at 50% holds more of itself in the caches.
+  if (static_cast<std::size_t>(size()) * 10 > slots_.size() * 7) grow();
   return id;
 }
 
-std::int32_t TermTable::find(std::string_view term) const { return slots_[slot_of(term, hash_term(term))].id; }
+std::int32_t TermTable::find(std::string_view term) const {
+  const TermKey key = key_of(term);
+  return static_cast<std::int32_t>(slots_[slot_of(term, key.hash, key.head)].id1) - 1;
+}
 
 std::vector<std::size_t> document_chunks(std::size_t documents, int threads) {
   const std::size_t parts = threads <= 1 || documents < 1024
@@ -215,140 +306,176 @@ std::vector<std::size_t> document_chunks(std::size_t documents, int threads) {
   return bounds;
 }
 
-Vocabulary::Vocabulary(std::vector<std::string> terms_by_column) {
+Vocabulary::Vocabulary(const std::vector<std::string>& terms_by_column) : table_(terms_by_column.size()) {
   for (const std::string& term : terms_by_column) {
     if (table_.intern(term) != table_.size() - 1)
       throw Error("the vocabulary holds the term '" + term + "' twice");
   }
 }
 
+Vocabulary::Vocabulary(TermTable table, std::vector<std::int32_t> column_of)
+    : table_(std::move(table)), column_of_(std::move(column_of)) {
+  std::int32_t columns = 0;
+  for (const std::int32_t column : column_of_) columns += column >= 0;
+  id_of_.assign(static_cast<std::size_t>(columns), -1);
+  for (std::size_t id = 0; id < column_of_.size(); ++id)
+    if (column_of_[id] >= 0) id_of_[static_cast<std::size_t>(column_of_[id])] = static_cast<std::int32_t>(id);
+}
+
 void Vocabulary::write(const std::string& path) const {
-  std::vector<std::string> terms;
-  terms.reserve(static_cast<std::size_t>(size()));
-  for (std::int32_t c = 0; c < size(); ++c) terms.emplace_back(term(c));
+  std::vector<std::string_view> terms(static_cast<std::size_t>(size()));
+  for (std::int32_t c = 0; c < size(); ++c) terms[static_cast<std::size_t>(c)] = term(c);
   write_vocabulary_file(path, terms);
 }
 
 Vocabulary Vocabulary::read(const std::string& path) { return Vocabulary(read_vocabulary_file(path)); }
 
+namespace {
+
+// The rows of all chunks, pruned terms left out, terms as their columns.
+void assemble_rows(std::vector<ChunkCounts>& chunks, const std::vector<std::size_t>& bounds,
+                   const std::vector<std::int32_t>& column_of, int threads, TermEntries& out) {
+  out.indptr = huge_vector<std::int64_t>(bounds.back() + 1, 0);
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    const ChunkCounts& chunk = chunks[c];
+    for (std::size_t d = 0; d + 1 < chunk.indptr.size(); ++d) {
+      std::int64_t kept = 0;
+      for (std::int64_t e = chunk.indptr[d]; e < chunk.indptr[d + 1]; ++e) kept += column_of[chunk.ids[e]] >= 0;
+      out.indptr[bounds[c] + d + 1] = kept;
+    }
+  });
+  std::partial_sum(out.indptr.begin(), out.indptr.end(), out.indptr.begin());
+  const auto entries = static_cast<std::size_t>(out.indptr.back());
+  reserve_huge(out.columns, entries);
+  reserve_huge(out.values, entries);
+  out.columns.resize(entries);
+  out.values.resize(entries);
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    const ChunkCounts& chunk = chunks[c];
+    auto at = static_cast<std::size_t>(out.indptr[bounds[c]]);
+    for (std::size_t e = 0; e < chunk.ids.size(); ++e) {
+      const std::int32_t column = column_of[chunk.ids[e]];
+      if (column < 0) continue;
+      out.columns[at] = column;
+      out.values[at++] = chunk.counts[e];
+    }
+    chunks[c] = ChunkCounts{};  // its memory back early
+  });
+}
+
+}  // namespace
+
 FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_view> documents,
                         const VocabularyLimits& limits, int threads, const std::string& field_prefix) {
-  const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
+  // One chunk per thread: each chunk's distinct terms are interned again
+  // into the corpus's table below, and that step is serial.
+  const std::vector<std::size_t> bounds = byte_chunks(documents, threads);
   std::vector<ChunkCounts> chunks(bounds.size() - 1);
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     chunks[c] = count_chunk(analyzer, documents.subspan(bounds[c], bounds[c + 1] - bounds[c]));
   });
 
-  // First-seen ids over the whole corpus: chunk by chunk, each chunk's new
-  // terms in the order it met them.
-  TermTable global;
-  for (ChunkCounts& chunk : chunks) {
-    std::vector<std::int32_t> to_global(static_cast<std::size_t>(chunk.table.size()));
-    for (std::int32_t id = 0; id < chunk.table.size(); ++id) to_global[id] = global.intern(chunk.table.term(id));
-    for (std::int32_t& id : chunk.ids) id = to_global[id];
+  // First-seen ids over the whole corpus: the first chunk's, then each
+  // further chunk's new terms in the order it met them.
+  TermTable global = std::move(chunks[0].table);
+  std::vector<std::vector<std::int32_t>> to_global(chunks.size());
+  for (std::size_t c = 1; c < chunks.size(); ++c) {
+    const TermTable& local = chunks[c].table;
+    to_global[c].resize(static_cast<std::size_t>(local.size()));
+    for (std::int32_t id = 0; id < local.size(); ++id) to_global[c][id] = global.intern(local.term(id));
+    chunks[c].table = TermTable();
   }
   const std::size_t terms = static_cast<std::size_t>(global.size());
   if (terms == 0)
     throw ConfigError(field_prefix + "stop_words",
                       "empty vocabulary; perhaps the documents only contain stop words");
 
-  std::vector<std::int64_t> df(terms, 0), tf(terms, 0);
-  for (ChunkCounts& chunk : chunks) {
-    if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1);
-    for (std::size_t e = 0; e < chunk.ids.size(); ++e) {
-      ++df[chunk.ids[e]];
-      tf[chunk.ids[e]] += chunk.counts[e];
+  // Document frequencies (and total counts, which only max_features needs)
+  // per chunk, then summed.
+  const bool need_tf = limits.max_features.has_value();
+  std::vector<std::vector<std::int64_t>> chunk_df(chunks.size()), chunk_tf(chunks.size());
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    ChunkCounts& chunk = chunks[c];
+    if (c > 0) renumber_chunk(chunk, to_global[c]);
+    if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1.0);
+    chunk_df[c].assign(terms, 0);
+    if (need_tf) chunk_tf[c].assign(terms, 0);
+    for (const std::int32_t id : chunk.ids) ++chunk_df[c][id];
+    if (need_tf)
+      for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk_tf[c][chunk.ids[e]] += static_cast<std::int64_t>(chunk.counts[e]);
+  });
+  std::vector<std::int64_t> df = std::move(chunk_df[0]), tf = std::move(chunk_tf[0]);
+  for (std::size_t c = 1; c < chunks.size(); ++c)
+    for (std::size_t t = 0; t < terms; ++t) {
+      df[t] += chunk_df[c][t];
+      if (need_tf) tf[t] += chunk_tf[c][t];
     }
-  }
-  std::vector<std::int32_t> by_name(terms);
-  std::iota(by_name.begin(), by_name.end(), 0);
-  sort_by_name(by_name, global, threads);
+  const std::vector<std::int32_t> by_name = ids_by_name(global, threads);
   const std::vector<bool> keep =
       keep_terms(by_name, df, tf, static_cast<std::int64_t>(documents.size()), limits, field_prefix);
 
   FittedCounts fitted;
   std::vector<std::int32_t> column_of(terms, -1);
-  std::vector<std::string> names;
+  std::int32_t columns = 0;
   for (const std::int32_t id : by_name) {
     if (!keep[id]) continue;
-    column_of[id] = static_cast<std::int32_t>(names.size());
-    names.emplace_back(global.term(id));
+    column_of[id] = columns++;
     fitted.document_frequency.push_back(df[id]);
   }
-  fitted.vocabulary = Vocabulary(std::move(names));
 
-  // Rows: kept terms by ascending first-seen id (CountVectorizer sorts the
-  // indices while they are first-seen ids, then renumbers the columns in
-  // place), as columns of the sorted vocabulary.
+  // Rows: the kept terms, already by ascending first-seen id (CountVectorizer
+  // sorts the indices while they are first-seen ids, then renumbers the
+  // columns in place), as columns of the sorted vocabulary.
   TermEntries& out = fitted.entries;
-  out.indptr.assign(documents.size() + 1, 0);
-  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    std::int64_t begin = 0;
-    for (std::size_t d = 0; d < chunks[c].row_ends.size(); ++d) {
-      std::int64_t kept = 0;
-      for (std::int64_t e = begin; e < chunks[c].row_ends[d]; ++e) kept += column_of[chunks[c].ids[e]] >= 0;
-      out.indptr[bounds[c] + d + 1] = kept;
-      begin = chunks[c].row_ends[d];
-    }
-  });
-  std::partial_sum(out.indptr.begin(), out.indptr.end(), out.indptr.begin());
-  out.columns.resize(static_cast<std::size_t>(out.indptr.back()));
-  out.counts.resize(out.columns.size());
-  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    std::vector<std::pair<std::int32_t, std::int32_t>> row;
-    std::int64_t begin = 0;
-    for (std::size_t d = 0; d < chunks[c].row_ends.size(); ++d) {
-      row.clear();
-      for (std::int64_t e = begin; e < chunks[c].row_ends[d]; ++e)
-        if (column_of[chunks[c].ids[e]] >= 0) row.emplace_back(chunks[c].ids[e], chunks[c].counts[e]);
-      begin = chunks[c].row_ends[d];
-      std::sort(row.begin(), row.end());
-      std::int64_t at = out.indptr[bounds[c] + d];
-      for (const auto& [id, count] : row) {
-        out.columns[at] = column_of[id];
-        out.counts[at++] = count;
-      }
-    }
-    chunks[c] = ChunkCounts{};  // its memory back early
-  });
+  if (chunks.size() == 1 && static_cast<std::size_t>(columns) == terms) {
+    // Every term kept: the one chunk's arrays become the matrix's.
+    ChunkCounts& chunk = chunks[0];
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk.ids[e] = column_of[chunk.ids[e]];
+    out = {std::move(chunk.indptr), std::move(chunk.ids), std::move(chunk.counts)};
+  } else {
+    assemble_rows(chunks, bounds, column_of, threads, out);
+  }
+  if (2 * static_cast<std::size_t>(columns) >= terms) {
+    fitted.vocabulary = Vocabulary(std::move(global), std::move(column_of));
+  } else {
+    // Most terms pruned (min_df, max_features): a table of the kept ones
+    // rather than the corpus's, which the model would carry along.
+    TermTable kept(static_cast<std::size_t>(columns));
+    for (const std::int32_t id : by_name)
+      if (keep[id]) kept.intern(global.term(id));
+    fitted.vocabulary = Vocabulary(std::move(kept), {});
+  }
   return fitted;
 }
 
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
                               std::span<const std::string_view> documents, int threads) {
   const std::vector<std::size_t> bounds = document_chunks(documents.size(), threads);
-  std::vector<TermEntries> chunks(bounds.size() - 1);
+  std::vector<ChunkCounts> chunks(bounds.size() - 1);
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    TermEntries& chunk = chunks[c];
+    ChunkCounts& chunk = chunks[c];
     Analyzer::Scratch scratch;
-    std::vector<Seen> seen;
-    std::vector<std::int32_t> ids, counts;
-    std::vector<std::pair<std::int32_t, std::int32_t>> row;
+    std::vector<std::int32_t> terms;
     chunk.indptr.push_back(0);
     for (std::size_t d = bounds[c]; d < bounds[c + 1]; ++d) {
-      ids.clear();
-      counts.clear();
-      count_document(
-          analyzer, documents[d], scratch, [&](std::string_view term) { return vocabulary.column(term); },
-          static_cast<std::int64_t>(d), seen, ids, counts);
-      row.clear();
-      for (std::size_t e = 0; e < ids.size(); ++e) row.emplace_back(ids[e], counts[e]);
-      std::sort(row.begin(), row.end());
-      for (const auto& [column, count] : row) {
-        chunk.columns.push_back(column);
-        chunk.counts.push_back(count);
-      }
-      chunk.indptr.push_back(static_cast<std::int64_t>(chunk.columns.size()));
+      terms.clear();
+      analyzer.analyze(documents[d], scratch, [&](std::string_view term) {
+        const std::int32_t column = vocabulary.column(term);
+        if (column >= 0) terms.push_back(column);
+      });
+      append_row(terms, chunk.ids, chunk.counts);
+      chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
     }
   });
   TermEntries out;
   out.indptr.push_back(0);
-  for (TermEntries& chunk : chunks) {
+  for (ChunkCounts& chunk : chunks) {
     const std::int64_t base = out.indptr.back();
     for (std::size_t r = 1; r < chunk.indptr.size(); ++r) out.indptr.push_back(base + chunk.indptr[r]);
-    out.columns.insert(out.columns.end(), chunk.columns.begin(), chunk.columns.end());
-    out.counts.insert(out.counts.end(), chunk.counts.begin(), chunk.counts.end());
-    chunk = TermEntries{};
+    out.columns.insert(out.columns.end(), chunk.ids.begin(), chunk.ids.end());
+    out.values.insert(out.values.end(), chunk.counts.begin(), chunk.counts.end());
+    chunk = ChunkCounts{};
   }
   return out;
 }

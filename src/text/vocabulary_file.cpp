@@ -118,10 +118,23 @@ std::vector<std::string> read_vocabulary_file(const std::string& path) {
   return terms;
 }
 
-void write_vocabulary_file(const std::string& path, const std::vector<std::string>& terms) {
+void write_vocabulary_file(const std::string& path, std::span<const std::string_view> terms) {
+  std::size_t bytes = 0;
+  for (const std::string_view term : terms) bytes += term.size() + 1;
   std::string text;
-  for (const std::string& term : terms) text += escape_vocabulary_term(term) + '\n';
+  text.reserve(bytes);
+  for (const std::string_view term : terms) {
+    if (!term.empty() && term.find_first_of("\n\r\\") == std::string_view::npos)
+      text += term;
+    else
+      text += escape_vocabulary_term(term);
+    text += '\n';
+  }
   write_file_atomic(path, text);
+}
+
+void write_vocabulary_file(const std::string& path, const std::vector<std::string>& terms) {
+  write_vocabulary_file(path, std::vector<std::string_view>(terms.begin(), terms.end()));
 }
 
 }  // namespace bagel

@@ -103,11 +103,11 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
     def tearDownClass(cls):
         cls.tmp.cleanup()
 
-    def bagel(self, corpus, params, *extra):
+    def bagel(self, corpus, params, *extra, threads=2):
         path, _ = self.corpora[corpus]
         out = self.folder / "out.npz"
         vocab = self.folder / "vocab.txt"
-        args = ["vectorize", "-q", "-i", path, "-o", out, "--vocabulary-out", vocab, "--threads", "2"]
+        args = ["vectorize", "-q", "-i", path, "-o", out, "--vocabulary-out", vocab, "--threads", str(threads)]
         for key, value in params.items():
             args += ["--set", f"{key}={json.dumps(value)}"]
         proc = run_bagel(*args, *extra)
@@ -133,14 +133,14 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
         # Bit for bit: the float64 tf-idf values too.
         np.testing.assert_array_equal(ours.data.view(np.uint8), theirs.data.view(np.uint8), err_msg=what)
 
-    def check(self, corpus, params):
+    def check(self, corpus, params, threads=2):
         kind = params.get("kind", "count")
-        what = f"{corpus} {params}"
+        what = f"{corpus} {params} threads={threads}"
         with self.subTest(what):
             bagel_params = dict(params)
             if bagel_params.get("stop_words"):
                 bagel_params["stop_words"] = str(self.folder / "stop.txt")
-            ours, vocabulary = self.bagel(corpus, bagel_params)
+            ours, vocabulary = self.bagel(corpus, bagel_params, threads=threads)
             vectorizer = KINDS[kind](**self.sklearn_params(params))
             theirs = vectorizer.fit_transform(self.corpora[corpus][1])
             self.assert_same(ours, theirs, what)
@@ -150,6 +150,13 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
     def test_count_vectorizer_defaults_on_every_corpus(self):
         for corpus in self.corpora:
             self.check(corpus, {})
+
+    def test_one_thread_as_two(self):
+        # One thread counts the corpus as one chunk (its arrays become the
+        # matrix's when no term is pruned); two merge two chunks.
+        for params in ({}, {"min_df": 2}, {"max_features": 500}, {"kind": "tfidf"}):
+            for corpus in ("english", "world"):
+                self.check(corpus, params, threads=1)
 
     def test_count_vectorizer_options(self):
         for params in [

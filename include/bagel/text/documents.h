@@ -28,6 +28,9 @@ class Documents {
   // Appends `text` itself: it must lie in memory that an owner given to
   // keep_alive holds.
   void push_view(std::string_view text) { views_.push_back(text); }
+  // Appends `count` empty documents and gives them to be set to views (as
+  // push_view's), so that threads can fill ranges of them.
+  std::span<std::string_view> extend(std::size_t count);
   void keep_alive(std::shared_ptr<const void> owner);
   // Appends the documents of `other`, taking over what keeps them alive.
   void append(Documents&& other);

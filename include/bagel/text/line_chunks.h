@@ -18,6 +18,7 @@ namespace bagel {
 struct LineChunk {
   std::string_view text;          // whole lines: ends just after a '\n', or at the end
   std::int64_t lines_before = 0;  // lines of the input before it, for errors
+  std::int64_t newlines = 0;      // the '\n's in it
 };
 
 // About equal chunks of `text`, at least a few MiB each (below that a

@@ -17,9 +17,10 @@ namespace bagel {
 
 // An insert-only set of terms, each with a dense id in order of first
 // insertion; the terms live in one arena (no allocation per term). Open
-// addressing with linear probing; a slot holds the hash and where its term
-// lies, so that a lookup reads one slot and the term's bytes (the table of a
-// large corpus is far larger than the caches: each read is a miss).
+// addressing with linear probing. A slot holds the hash, the term's first 8
+// bytes and where the rest lies, so that finding a short term (most words)
+// reads one slot and nothing else: the table of a large corpus is far larger
+// than the caches, and each read of it is a likely miss.
 class TermTable {
  public:
   TermTable() : TermTable(0) {}
@@ -37,11 +38,12 @@ class TermTable {
  private:
   struct Slot {
     std::uint64_t hash = 0;
+    std::uint64_t head = 0;    // the term's first 8 bytes, zero-padded
     std::uint64_t begin = 0;   // the term is arena_[begin, begin + length)
     std::uint32_t length = 0;  // (terms of 4 GiB or more are compared through ends_)
-    std::int32_t id = -1;      // -1: empty
+    std::uint32_t id1 = 0;     // id + 1; 0: empty
   };
-  std::size_t slot_of(std::string_view term, std::uint64_t hash) const;
+  std::size_t slot_of(std::string_view term, std::uint64_t hash, std::uint64_t head) const;
   void grow();
 
   std::vector<Slot> slots_;
@@ -66,21 +68,30 @@ struct VocabularyLimits {
   bool binary = false;  // counts become 1 before max_features ranks terms
 };
 
-// One entry per (document, term) in a CountVectorizer row's order.
+// One entry per (document, term) in a CountVectorizer row's order, with
+// its count (a double: the matrix's values start as these).
 struct TermEntries {
   std::vector<std::int64_t> indptr;  // rows + 1
   std::vector<std::int32_t> columns;
-  std::vector<std::int32_t> counts;
+  std::vector<double> values;
 };
 
 // A fitted vocabulary: terms by column, and a table to find a term's column.
 class Vocabulary {
  public:
   Vocabulary() = default;
-  explicit Vocabulary(std::vector<std::string> terms_by_column);
-  std::int32_t size() const { return table_.size(); }
-  std::string_view term(std::int32_t column) const { return table_.term(column); }
-  std::int32_t column(std::string_view term) const { return table_.find(term); }
+  explicit Vocabulary(const std::vector<std::string>& terms_by_column);
+  // The terms of `table` that have a column: column_of[id] is term id's
+  // column, or -1; the columns used are 0, 1, ... each once (empty: the ids
+  // are the columns). The table is kept as it is (a fitted vocabulary is not
+  // hashed a second time).
+  Vocabulary(TermTable table, std::vector<std::int32_t> column_of);
+  std::int32_t size() const { return id_of_.empty() ? table_.size() : static_cast<std::int32_t>(id_of_.size()); }
+  std::string_view term(std::int32_t column) const { return table_.term(id_of_.empty() ? column : id_of_[column]); }
+  std::int32_t column(std::string_view term) const {
+    const std::int32_t id = table_.find(term);
+    return id < 0 || column_of_.empty() ? id : column_of_[id];
+  }
 
   // The vocabulary file (vocabulary_file.h: line i holds column i's term,
   // escaped), written and read by that header's functions.
@@ -89,6 +100,8 @@ class Vocabulary {
 
  private:
   TermTable table_;
+  std::vector<std::int32_t> column_of_;  // by table id; empty when ids are the columns
+  std::vector<std::int32_t> id_of_;      // by column; empty when ids are the columns
 };
 
 // CountVectorizer.fit_transform's counting and vocabulary: documents split

@@ -16,6 +16,7 @@
 // directory's vocabulary.txt, are these functions.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,7 @@ std::string escape_vocabulary_term(std::string_view term);
 std::vector<std::string> read_vocabulary_file(const std::string& path);
 
 // Writes `terms` in that format, atomically (atomic_file.h).
+void write_vocabulary_file(const std::string& path, std::span<const std::string_view> terms);
 void write_vocabulary_file(const std::string& path, const std::vector<std::string>& terms);
 
 }  // namespace bagel

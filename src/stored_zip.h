@@ -1,0 +1,69 @@
+// A zip archive of STORED (uncompressed) members written with plain writes,
+// for the .npz files bagel writes uncompressed: each member's payload
+// starts on a 64-byte boundary (a zipalign-style extra field in its local
+// header) so that readers can map the arrays in place, and a member's bytes
+// may be produced piece by piece (converted on the fly, never held whole).
+//
+// Archives below 4 GiB only (no Zip64 records) into a regular file, since
+// each member's CRC is written back into its local header once its bytes
+// are out; npz.cpp uses libzip for anything else.
+//
+//   StoredZipWriter zip(temp_file, "x.npz");
+//   zip.begin_member("indices.npy", header.size() + payload.size(), true);
+//   zip.write(header_bytes); zip.write(payload);
+//   zip.end_member();
+//   zip.finish();
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace bagel {
+
+class StoredZipWriter {
+ public:
+  // The largest archive this writer makes: 32-bit sizes and offsets.
+  static constexpr std::uint64_t kMaxBytes = 0xFFFFFFFEu;
+
+  // Creates (truncates) `file`; errors name `path`, the file the user asked for.
+  StoredZipWriter(const std::string& file, std::string path);
+  ~StoredZipWriter();
+  StoredZipWriter(const StoredZipWriter&) = delete;
+  StoredZipWriter& operator=(const StoredZipWriter&) = delete;
+
+  // Starts a member of exactly `size` bytes; `align`: its first byte on a
+  // 64-byte boundary of the file.
+  void begin_member(const std::string& name, std::uint64_t size, bool align);
+  void write(std::span<const std::byte> bytes);
+  // Checks that `size` bytes came, and writes the CRC into the local header.
+  void end_member();
+  // The central directory and the end record; closes the file.
+  void finish();
+
+  // Bytes of the archive whose members have these names and sizes (with
+  // the worst-case alignment padding), to check against kMaxBytes first.
+  static std::uint64_t archive_bytes(const std::vector<std::string>& names,
+                                     const std::vector<std::uint64_t>& sizes);
+
+ private:
+  struct Entry {
+    std::string name;
+    std::uint64_t header_offset = 0;
+    std::uint64_t size = 0;
+    std::uint32_t crc = 0;
+  };
+  void put(std::span<const std::byte> bytes);
+  void put_at(std::span<const std::byte> bytes, std::uint64_t offset);
+
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t offset_ = 0;
+  std::vector<Entry> entries_;
+  std::uint64_t written_ = 0;  // of the open member
+  std::uint32_t crc_ = 0;      // of the open member so far
+};
+
+}  // namespace bagel
