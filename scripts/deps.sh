@@ -2,7 +2,7 @@
 # As root it runs apt-get; otherwise it prints the exact command and stops.
 
 BAGEL_BUILD_PACKAGES=(g++ make cmake pkg-config libeigen3-dev nlohmann-json3-dev libgtest-dev
-                      libomp-dev libzip-dev libcli11-dev libicu-dev)
+                      libomp-dev libzip-dev zlib1g-dev libcli11-dev libicu-dev)
 # The Python package (cmake -DBAGEL_BUILD_PYTHON=ON): pybind11 and the
 # headers of Debian's python3, and what the estimator imports.
 BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy python3-scipy
