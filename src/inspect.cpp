@@ -125,7 +125,8 @@ WeightsReport inspect_weights(const Model& model, int top, std::span<const int> 
 
 nlohmann::ordered_json training_summary(const Model& model) {
   const nlohmann::json record = {{"config", model.config}, {"training", model.training}};
-  // Output key, then where model.json keeps it.
+  // Output key, then where model.json keeps it: the value training ran
+  // with where it records one ("auto" resolved), else the config's.
   static constexpr std::pair<const char*, const char*> kKeys[] = {
       {"train", "/config/train/features"},
       {"valid", "/config/valid/features"},
@@ -139,7 +140,8 @@ nlohmann::ordered_json training_summary(const Model& model) {
       {"batch_size", "/config/optimizer/batch_size"},
       {"l2", "/config/optimizer/l2"},
       {"l1", "/config/optimizer/l1"},
-      {"average", "/config/optimizer/average"},
+      {"average", "/training/average"},
+      {"average", "/config/optimizer/average"},  // models from before training.average
       {"train_rows", "/training/train_rows"},
       {"train_nonzeros", "/training/train_nonzeros"},
       {"train_seconds", "/training/train_seconds"},
@@ -152,7 +154,7 @@ nlohmann::ordered_json training_summary(const Model& model) {
   nlohmann::ordered_json out = nlohmann::ordered_json::object();
   for (const auto& [key, pointer] : kKeys) {
     const nlohmann::json::json_pointer at(pointer);
-    if (record.contains(at) && !record.at(at).is_null()) out[key] = record.at(at);
+    if (!out.contains(key) && record.contains(at) && !record.at(at).is_null()) out[key] = record.at(at);
   }
   return out;
 }

@@ -135,6 +135,12 @@ TEST(TrainingSummary, CopiesTheRecordedKeysOnly) {
   EXPECT_FALSE(s.contains("valid"));           // null in the config
   EXPECT_FALSE(s.contains("valid_accuracy"));  // not recorded
   EXPECT_FALSE(s.contains("batch_size"));
+  EXPECT_FALSE(s.contains("average"));
+  // "auto" in the config, what it resolved to in the training record.
+  m.config["optimizer"]["average"] = "auto";
+  EXPECT_EQ(training_summary(m).at("average"), "auto");  // a model from before training.average
+  m.training["average"] = true;
+  EXPECT_EQ(training_summary(m).at("average"), true);
 }
 
 TEST(ExplainRow, ContributionsAndBiasSumToPredictsLogitOnRealRows) {
