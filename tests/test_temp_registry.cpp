@@ -18,6 +18,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A test run started in the background by a non-interactive shell inherits
+// SIGINT ignored, and remove_temporaries_on_signal() leaves an ignored signal
+// ignored (as nohup asks): the tests of the handler start from the default.
+void default_disposition(int signal_number) { std::signal(signal_number, SIG_DFL); }
+
 // In the death test's child: a registered folder holding files, a
 // registered file, an unregistered file; then the signal.
 void register_then_raise(const fs::path& dir, int signal_number) {
@@ -28,6 +33,7 @@ void register_then_raise(const fs::path& dir, int signal_number) {
   std::ofstream(dir / "users-notes.md") << "keep me";
   const TempRegistration folder(dir / "model.tmp");
   const TempRegistration file(dir / "p.txt.tmp");
+  default_disposition(signal_number);
   remove_temporaries_on_signal();
   std::raise(signal_number);
 }
@@ -54,11 +60,23 @@ TEST(TempRegistryDeathTest, AnAtomicPathIsRegisteredUntilCommitted) {
       {
         AtomicPath path(target);
         std::ofstream(path.temp()) << "half";
+        default_disposition(SIGINT);
         remove_temporaries_on_signal();
         std::raise(SIGINT);
       },
       ::testing::ExitedWithCode(130), "");
   EXPECT_TRUE(fs::is_empty(tmp.path()));  // neither the temporary nor the target
+}
+
+TEST(TempRegistryDeathTest, AnIgnoredSignalStaysIgnored) {
+  EXPECT_EXIT(
+      {
+        std::signal(SIGINT, SIG_IGN);  // as under nohup
+        remove_temporaries_on_signal();
+        std::raise(SIGINT);
+        std::exit(7);
+      },
+      ::testing::ExitedWithCode(7), "");
 }
 
 TEST(TempRegistryDeathTest, AFinishedRegistrationIsNotRemoved) {
