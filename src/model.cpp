@@ -31,7 +31,8 @@ Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index
                    Head multiclass) {
   Model m;
   m.num_outputs = num_outputs_for(static_cast<int>(classes.size()));
-  m.multiclass = multiclass;
+  // The two-class head names no multiclass one: a K > 2 model gets softmax.
+  m.multiclass = multiclass == Head::kSigmoid ? Head::kSoftmax : multiclass;
   m.classes = std::move(classes);
   m.numeric_classes = numeric_classes;
   m.num_features = num_features;

@@ -154,6 +154,11 @@ TEST(OneVsRestModel, SavesLoadsAndPredictsWithItsHead) {
   fs::remove_all(dir);
 }
 
+TEST(OneVsRestModel, TheTwoClassHeadAsMulticlassMeansSoftmax) {
+  EXPECT_EQ(Model::zeros({"a", "b", "c"}, false, 4, Head::kSigmoid).head(), Head::kSoftmax);
+  EXPECT_EQ(Model::zeros({"a", "b"}, false, 4, Head::kOneVsRest).head(), Head::kSigmoid);
+}
+
 TEST(OneVsRestConfig, ParsesAndRejectsUnknownHeads) {
   const nlohmann::json base = {{"train", {{"features", "x.npz"}, {"labels", "y.txt"}}}};
   nlohmann::json doc = base;

@@ -50,7 +50,8 @@ struct Model {
 
   // All-zero weights for these classes (logistic regression is convex; zeros
   // are scikit-learn's and LIBLINEAR's starting point too). `multiclass` is
-  // the head of K > 2 classes (softmax or one-vs-rest).
+  // the head of K > 2 classes (softmax or one-vs-rest; kSigmoid, the
+  // two-class head, means softmax).
   static Model zeros(std::vector<std::string> classes, bool numeric_classes, Index num_features,
                      Head multiclass = Head::kSoftmax);
 };
