@@ -313,7 +313,9 @@ nlohmann::json resolved_json(const TrainConfig& c) {
 
 }  // namespace
 
-int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features) {
+int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
+                bool averaged) {
+  if (averaged && rows <= kAutoAverageRows) return kSmallDataEpochs;
   constexpr std::int64_t kRowUpdates = 200000;
   constexpr std::int64_t kWeightUpdates = 300;
   const std::int64_t for_rows = (kRowUpdates + rows - 1) / std::max<std::int64_t>(rows, 1);
@@ -323,7 +325,7 @@ int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_feat
   return static_cast<int>(std::clamp<std::int64_t>(std::max(for_rows, for_weights), 5, 20));
 }
 
-int auto_epochs(const CsrMatrix& x) {
+int auto_epochs(const CsrMatrix& x, bool averaged) {
   std::vector<bool> used(static_cast<std::size_t>(x.cols()), false);
   std::int64_t used_features = 0;
   for (const Index j : x.indices()) {
@@ -331,7 +333,7 @@ int auto_epochs(const CsrMatrix& x) {
     used[static_cast<std::size_t>(j)] = true;
     ++used_features;
   }
-  return auto_epochs(x.rows(), x.nonZeros(), used_features);
+  return auto_epochs(x.rows(), x.nonZeros(), used_features, averaged);
 }
 
 void resolve_averaging(OptimizerConfig& c, std::int64_t rows) {

@@ -421,7 +421,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     c.epochs = resume->epochs;
     c.learning_rate = resume->learning_rate;
   }
-  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x);
+  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x, c.average);
   if (c.average && c.average_from > c.epochs)
     throw ConfigError("optimizer.average_from",
                       "is " + std::to_string(c.average_from) + ", past the last epoch (" +

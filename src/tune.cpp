@@ -104,7 +104,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   const auto t0 = Clock::now();
   OptimizerConfig defaults = base;
   resolve_averaging(defaults, train.x.rows());
-  if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x);
+  if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x, defaults.average);
   if (defaults.learning_rate <= 0)
     defaults.learning_rate =
         calibrate_learning_rate(train, classes, multiclass.value_or(Head::kSoftmax), defaults).rate;

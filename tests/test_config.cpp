@@ -58,7 +58,7 @@ TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
 
 TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
   // Features used 100 times a pass: the row count decides.
-  auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows); };
+  auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows, false); };
   EXPECT_EQ(epochs(100), 20);
   EXPECT_EQ(epochs(10000), 20);
   EXPECT_EQ(epochs(20000), 10);
@@ -70,10 +70,20 @@ TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
 TEST(Config, AutoEpochsUpdateEachUsedWeightRowAbout300Times) {
   // 140,000 rows of 75 non-zeros over 686,000 used features: ~15 updates of
   // a weight row a pass, so 20 passes, where the row count alone gives 5.
-  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 686000), 20);
-  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 350000), 10);  // 30 a pass
-  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 10000), 5);
-  EXPECT_EQ(auto_epochs(0, 0, 0), 20);
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 686000, false), 20);
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 350000, false), 10);  // 30 a pass
+  EXPECT_EQ(auto_epochs(140000, 140000 * 75, 10000, false), 5);
+  EXPECT_EQ(auto_epochs(0, 0, 0, false), 20);
+}
+
+TEST(Config, AutoEpochsOfAveragedSmallDataAre40) {
+  // Averaged SGD on at most kAutoAverageRows rows: 40 passes, whatever the
+  // other rules say; one row more, or the last iterate, and the rules apply.
+  EXPECT_EQ(auto_epochs(100, 100 * 100, 100, true), kSmallDataEpochs);
+  EXPECT_EQ(auto_epochs(kAutoAverageRows, kAutoAverageRows * 100, kAutoAverageRows, true), 40);
+  EXPECT_EQ(auto_epochs(kAutoAverageRows, kAutoAverageRows * 100, kAutoAverageRows, false), 20);
+  EXPECT_EQ(auto_epochs(kAutoAverageRows + 1, (kAutoAverageRows + 1) * 100, 100, true), 20);
+  EXPECT_EQ(auto_epochs(40000, 40000 * 100, 40000, true), 5);
 }
 
 TEST(Config, AutoEpochsOfAMatrixCountTheColumnsItsRowsUse) {
@@ -81,8 +91,9 @@ TEST(Config, AutoEpochsOfAMatrixCountTheColumnsItsRowsUse) {
   const std::vector<Index> indptr{0, 2, 4, 6}, indices{0, 2, 2, 7, 0, 7};
   const std::vector<float> data(6, 1.0f);
   const CsrMatrix x = CsrMatrix::view(3, 10, indptr, indices, data);
-  EXPECT_EQ(auto_epochs(x), auto_epochs(3, 6, 3));
-  EXPECT_EQ(auto_epochs(x), 20);  // ceil(300 / 2) = 150, clamped
+  EXPECT_EQ(auto_epochs(x, false), auto_epochs(3, 6, 3, false));
+  EXPECT_EQ(auto_epochs(x, false), 20);  // ceil(300 / 2) = 150, clamped
+  EXPECT_EQ(auto_epochs(x, true), kSmallDataEpochs);
 }
 
 TEST(Config, AverageIsAutoByDefaultAndResolvedFromTheRows) {

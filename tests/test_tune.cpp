@@ -22,7 +22,7 @@ TEST(Tune, TriesTheDefaultsFirstAndPicksTheBestValidAccuracy) {
   ASSERT_EQ(r.trials.size(), 40u);  // 5 rates x 4 l2 x 2 epoch counts
   EXPECT_FALSE(r.budget_cut);
   const OptimizerConfig& first = r.trials.front().settings;
-  EXPECT_EQ(first.epochs, auto_epochs(train.x));
+  EXPECT_EQ(first.epochs, auto_epochs(train.x, first.average));
   EXPECT_EQ(first.l2, 0);
   double lowest = 1e9, highest = 0;
   for (const TuneTrial& t : r.trials) {

@@ -94,15 +94,20 @@ struct TrainConfig {
 };
 
 // "auto" epochs, between 5 and 20: enough passes for about 200,000 updates of
-// one row (small count data sets kept gaining up to ~20 passes; sets of ~70k
-// rows gained nothing past 5), and for each weight row in use to be updated
-// about 300 times (nonzeros / used_features a pass): data whose features are
-// mostly rare, such as 75 non-zeros a row over 2^20 features, needs more
-// passes than its row count says (README §9).
-int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features);
+// one row (sets of ~70k rows gained nothing past 5), and for each weight row
+// in use to be updated about 300 times (nonzeros / used_features a pass):
+// data whose features are mostly rare, such as 75 non-zeros a row over 2^20
+// features, needs more passes than its row count says. Averaged SGD on at
+// most kAutoAverageRows rows (average "auto"'s case) takes kSmallDataEpochs:
+// there the mean of the steps kept gaining past 20 passes, where the last
+// iterate of larger sets lost accuracy from 20 passes on (README §9).
+int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
+                bool averaged);
 
 // auto_epochs for the rows of x (counts the columns its rows use: one pass).
-int auto_epochs(const CsrMatrix& x);
+int auto_epochs(const CsrMatrix& x, bool averaged);
+
+inline constexpr int kSmallDataEpochs = 40;
 
 // average "auto": averaged SGD for training sets of at most this many rows:
 // on the four such sets of README §9 it changed test accuracy by +0.4, +1.3,
