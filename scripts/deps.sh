@@ -21,7 +21,7 @@ BAGEL_FUZZ_PACKAGES=(clang libclang-rt-dev libomp-dev)
 # data sets are made of (scripts/make_bench_data.py) and the peers it runs.
 BAGEL_BENCH_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
                       fortunes wamerican wngerman wfrench wspanish witalian wportuguese wdutch
-                      manpages manpages-dev perl-doc python3-torch python3-sympy)
+                      manpages manpages-dev perl-doc python3-torch python3-sympy linux-doc)
 
 # ensure_packages PKG...: installs those not yet installed.
 ensure_packages() {

@@ -18,6 +18,9 @@ row, classes, the versions of the Debian packages the text came from).
   man-section      man page paragraphs by section (6 classes), HashingVectorizer
   dict-lang        dictionary words by language (7 classes, ~10^5 rows),
                    binary character n-grams
+  kernel-doc-20    Linux kernel documentation paragraphs by folder (20
+                   classes, ~3*10^4 rows), word counts with CountVectorizer's
+                   defaults: the size and shape of a 20-newsgroups-like task
   gen-binary, gen-20class   bagel generate: 2^20 features, 75 non-zeros a row
   fortunes-20      fortune cookies, the 20 largest categories, word counts:
                    built only when named (--sets fortunes-20), for
@@ -401,6 +404,63 @@ def set_perl_pod(rng):
                 kind="tfidf", vectorizer=TfidfVectorizer(min_df=2, dtype=np.float32))
 
 
+def rst_paragraphs(path: Path) -> list[str]:
+    """Prose paragraphs of a gzipped reStructuredText or text file: literal
+    blocks (indented), directives and comments (..), tables and title
+    underlines are dropped; inline markup (``x``, :ref:`x`) keeps its text."""
+    try:
+        text = gzip.open(path, "rt", encoding="utf-8", errors="replace").read()
+    except (OSError, EOFError):
+        return []
+    out = []
+    for para in re.split(r"\n\s*\n", text):
+        if not para.strip() or para.startswith((" ", "\t", "..", "+", "|", "=")):
+            continue
+        lines = [ln for ln in para.splitlines() if not re.fullmatch(r"\s*[-=~^*#`'.:+_]{3,}\s*", ln)]
+        words = re.sub(r":[a-z]+:`|`+|\*+", " ", " ".join(lines)).split()
+        if len(words) >= MIN_WORDS:
+            out.append(" ".join(words))
+    return out
+
+
+# The kernel's Documentation/ folders left out of kernel-doc-20: devicetree
+# holds YAML binding schemas, translations other languages.
+KERNEL_DOC_SKIP = {"devicetree", "translations"}
+KERNEL_DOC_CAP = 2500
+
+
+def set_kernel_doc_20(rng):
+    """Paragraphs of the Linux kernel's documentation (linux-doc) by top
+    folder of Documentation/ (admin-guide, networking, filesystems, ...), the
+    20 with the most, at most KERNEL_DOC_CAP each: about 38,000 short
+    English documents in 20 topics, the size of the task of the defaults
+    issue, with CountVectorizer's defaults as a new user runs it."""
+    docs = sorted(Path("/usr/share/doc").glob("linux-doc-*/Documentation"))
+    if not docs:
+        raise SystemExit("kernel-doc-20 needs /usr/share/doc/linux-doc-*/Documentation: apt-get install linux-doc")
+    root = docs[-1]
+    by_folder = {}
+    for folder in sorted(d for d in root.iterdir() if d.is_dir() and d.name not in KERNEL_DOC_SKIP):
+        paras = []
+        for path in sorted(folder.rglob("*.gz")):
+            if path.name.endswith((".rst.gz", ".txt.gz")):
+                paras += rst_paragraphs(path)
+        by_folder[folder.name] = unique(paras)
+    top = sorted(by_folder, key=lambda f: (-len(by_folder[f]), f))[:20]
+    texts, labels = [], []
+    for f in sorted(top):
+        paras = by_folder[f]
+        if len(paras) > KERNEL_DOC_CAP:
+            paras = [paras[i] for i in np.sort(rng.choice(len(paras), KERNEL_DOC_CAP, replace=False))]
+        texts += paras
+        labels += [f] * len(paras)
+    return dict(texts=texts, labels=labels, packages=["linux-doc", root.parent.name],
+                source=f"Linux kernel documentation paragraphs ({root}) by top folder, the 20 with "
+                       f"the most (devicetree and translations left out), at most {KERNEL_DOC_CAP} each: "
+                       + ", ".join(sorted(top)),
+                kind="counts", vectorizer=CountVectorizer())
+
+
 REAL_SETS = {
     "fortunes-topics": set_fortunes_topics,
     "fortunes-pair": set_fortunes_pair,
@@ -411,8 +471,9 @@ REAL_SETS = {
     "perl-pod": set_perl_pod,
     "fortunes-20": set_fortunes_20,
     "pydoc-20": set_pydoc_20,
+    "kernel-doc-20": set_kernel_doc_20,
 }
-# Built only when --sets names them (so the defaults benchmark keeps its nine).
+# Built only when --sets names them (small 20-class sets, for bench_python.py).
 ON_REQUEST = {"fortunes-20", "pydoc-20"}
 GENERATED_SETS = {"gen-binary": 2, "gen-20class": 20}  # name -> classes
 GEN_FEATURES = 2**20
