@@ -14,9 +14,10 @@ Four computations of the class probabilities of every row of X (a scipy CSR
   bagel-sparse  `bagel predict --proba --model DIR --input X`
   bagel-dense   the same with `--layer dense`
 
-where E = weight.npy (num_features, K) and the head is a sigmoid ([1-p, p])
-for K = 1 and a softmax otherwise, evaluated in float64 on the float32 logits
-as bagel does. It prints the max abs difference of each pair and exits 1 on
+where E = weight.npy (num_features, K) and the head is model.json's `output`:
+a sigmoid ([1-p, p]) for K = 1; for more, the softmax or one-vs-rest ("ovr":
+the K sigmoids normalised to sum to 1), evaluated in float64 on the float32
+logits as bagel does. It prints the max abs difference of each pair and exits 1 on
 any mismatch (NaN never agrees), 2 on a usage or setup error.
 
 Tolerance, per row r: float32 sums of n terms in any order differ by at most
@@ -25,6 +26,7 @@ Tolerance, per row r: float32 sums of n terms in any order differ by at most
 (n_r = stored entries of the row; 4x margin over the bound) and, because the
 sigmoid and the softmax move by at most half the largest logit change,
     proba_tol_r = logit_tol_r / 2 + 1e-12
+(one-vs-rest: p_i = s_i / sum s, and |d log p_i| <= 2 max |dz|, so 2 logit_tol_r)
 (the 1e-12 covers float64 exp/division; bagel prints shortest round-trip
 doubles, so parsing its output loses nothing).
 
@@ -91,10 +93,10 @@ def load_model(model_dir):
     if bias.shape != (k,) or bias.dtype != np.float32:
         raise SetupError(f"{model_dir}/bias.npy: {bias.dtype} {bias.shape}, "
                          f"expected float32 ({k},)")
-    expected_output = "sigmoid" if k == 1 else "softmax"
-    if meta.get("output") != expected_output:
+    expected_outputs = ("sigmoid",) if k == 1 else ("softmax", "ovr")
+    if meta.get("output") not in expected_outputs:
         raise SetupError(f"{model_dir}/model.json: output {meta.get('output')!r} with "
-                         f"{k} outputs, expected {expected_output!r}")
+                         f"{k} outputs, expected {' or '.join(map(repr, expected_outputs))}")
     return weight, bias, meta
 
 
@@ -138,12 +140,16 @@ def torch_linear_logits(weight, bias, x):
         return linear(torch.from_numpy(dense)).numpy()
 
 
-def probabilities(logits):
-    """Sigmoid as [1 - p, p] for one output, else softmax; float64 like bagel."""
+def probabilities(logits, output):
+    """Sigmoid as [1 - p, p] for one output, else softmax or the normalised
+    one-vs-rest sigmoids; float64 like bagel."""
     z = torch.from_numpy(logits.astype(np.float64))
-    if z.shape[1] == 1:
+    if output == "sigmoid":
         p = torch.sigmoid(z[:, 0])
         return torch.stack([1 - p, p], dim=1).numpy()
+    if output == "ovr":
+        p = torch.sigmoid(z)
+        return (p / p.sum(dim=1, keepdim=True)).numpy()
     return torch.softmax(z, dim=1).numpy()
 
 
@@ -159,7 +165,7 @@ def bagel_probabilities(bagel, model_dir, input_path, layer, classes):
     return np.array([[float(v) for v in row] for row in rows[1:]], dtype=np.float64)
 
 
-def proba_tolerance(weight, bias, x):
+def proba_tolerance(weight, bias, x, output):
     """Per-row tolerance on probabilities (see the module docstring)."""
     k = weight.shape[1]
     mag = np.zeros((x.shape[0], k))
@@ -167,7 +173,8 @@ def proba_tolerance(weight, bias, x):
         mag[:, i] = abs(x).astype(np.float64) @ np.abs(weight[: x.shape[1], i].astype(np.float64))
     mag += np.abs(bias.astype(np.float64))
     n = np.diff(x.indptr)
-    return 0.5 * 4.0 * (n + 2) * FLT_EPS * mag.max(axis=1) + PROBA_ATOL
+    factor = 2.0 if output == "ovr" else 0.5
+    return factor * 4.0 * (n + 2) * FLT_EPS * mag.max(axis=1) + PROBA_ATOL
 
 
 def compare(name_a, a, name_b, b, tol):
@@ -197,8 +204,8 @@ def check_model(model_dir, input_path, bagel):
     print(f"model {model_dir}: {meta['num_features']} features, {meta['num_outputs']} "
           f"output(s) ({meta['output']}); input {input_path}: {x.shape[0]} rows, {x.nnz} stored")
     results = {
-        "torch-bag": probabilities(torch_bag_logits(weight, bias, x)),
-        "torch-linear": probabilities(torch_linear_logits(weight, bias, x)),
+        "torch-bag": probabilities(torch_bag_logits(weight, bias, x), meta["output"]),
+        "torch-linear": probabilities(torch_linear_logits(weight, bias, x), meta["output"]),
     }
     ok = True
     for layer in ("sparse", "dense"):
@@ -208,7 +215,7 @@ def check_model(model_dir, input_path, bagel):
         except RuntimeError as e:
             print(f"  FAILED   {e}")
             ok = False
-    tol = proba_tolerance(weight, bias, x)
+    tol = proba_tolerance(weight, bias, x, meta["output"])
     names = list(results)
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -259,7 +266,7 @@ def check_worked_example(bagel):
     bias = np.zeros(5, np.float32)
     bag = torch_bag_logits(weight, bias, x)
     lin = torch_linear_logits(weight, bias, x)
-    tol = proba_tolerance(weight, bias, x)
+    tol = proba_tolerance(weight, bias, x, "softmax")
     ok &= check(np.allclose(bag[0], weight[0] + weight[2], rtol=0, atol=1e-6),
                 "EmbeddingBag(E, sum) on CSR row 0 == E[0] + E[2]")
     ok &= check(np.abs(bag - lin).max() <= 2 * tol.max(),
@@ -269,7 +276,7 @@ def check_worked_example(bagel):
         write_model(model_dir, weight, bias, ["a", "b", "c", "d", "e"])
         input_path = Path(tmp) / "x.npz"
         scipy.sparse.save_npz(input_path, x)
-        want = probabilities(bag)
+        want = probabilities(bag, "softmax")
         for layer in ("sparse", "dense"):
             try:
                 got = bagel_probabilities(bagel, model_dir, input_path, layer, list("abcde"))

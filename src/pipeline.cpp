@@ -143,7 +143,7 @@ TrainResult train(const TrainConfig& config, TrainingData data, Progress& progre
                   Checkpointing checkpoints) {
   const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
   Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features,
-                             config.multiclass.value_or(Head::kSoftmax));
+                             config.multiclass.value_or(kDefaultMulticlass));
   return run(std::move(start), true, config, std::move(data), progress, checkpoints);
 }
 

@@ -107,11 +107,12 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x, defaults.average);
   if (defaults.learning_rate <= 0)
     defaults.learning_rate =
-        calibrate_learning_rate(train, classes, multiclass.value_or(Head::kSoftmax), defaults).rate;
+        calibrate_learning_rate(train, classes, multiclass.value_or(kDefaultMulticlass), defaults).rate;
   defaults.threads = 1;
   defaults.patience = 0;
-  std::vector<Head> heads{classes == 2 ? Head::kSigmoid : multiclass.value_or(Head::kSoftmax)};
-  if (classes > 2 && !multiclass) heads.push_back(Head::kOneVsRest);
+  std::vector<Head> heads{classes == 2 ? Head::kSigmoid : multiclass.value_or(kDefaultMulticlass)};
+  if (classes > 2 && !multiclass)
+    heads.push_back(kDefaultMulticlass == Head::kSoftmax ? Head::kOneVsRest : Head::kSoftmax);
   TuneResult result;
   for (const OptimizerConfig& c : plan_trials(defaults))
     for (const Head head : heads) {

@@ -43,8 +43,9 @@ TEST(Tune, WithoutAMulticlassHeadTriesSoftmaxAndOneVsRestAtEachPoint) {
   const TuneResult r = tune(train, valid, 3, std::nullopt, OptimizerConfig{}, LayerKind::kSparse, 600, 2, quiet);
   ASSERT_EQ(r.trials.size(), 80u);
   for (std::size_t i = 0; i < r.trials.size(); i += 2) {
-    EXPECT_EQ(r.trials[i].head, Head::kSoftmax);
-    EXPECT_EQ(r.trials[i + 1].head, Head::kOneVsRest);
+    // The default head first: the very first trial is the defaults.
+    EXPECT_EQ(r.trials[i].head, Head::kOneVsRest);
+    EXPECT_EQ(r.trials[i + 1].head, Head::kSoftmax);
     EXPECT_EQ(r.trials[i].settings.learning_rate, r.trials[i + 1].settings.learning_rate);
     EXPECT_EQ(r.trials[i].settings.l2, r.trials[i + 1].settings.l2);
     // The two heads learn different models.

@@ -81,7 +81,7 @@ nlohmann::json default_parameters() {
   const TrainConfig defaults = parse_train_config({{"train", {{"features", kInMemory}}}}, "/");
   nlohmann::json params = defaults.resolved["optimizer"];
   params["layer"] = defaults.resolved["model"]["layer"];
-  params["multiclass"] = to_string(defaults.multiclass.value_or(Head::kSoftmax));
+  params["multiclass"] = to_string(defaults.multiclass.value_or(kDefaultMulticlass));
   return params;
 }
 

@@ -81,10 +81,15 @@ def numpy_logits(model_dir, x):
     return x.astype(np.float64) @ e + b
 
 
-def numpy_proba(z):
-    if z.shape[1] == 1:
+def numpy_proba(z, output):
+    """The probabilities of model.json's `output` head from the logits z."""
+    if output == "sigmoid":
         p = 1 / (1 + np.exp(-z[:, 0]))
         return np.column_stack([1 - p, p])
+    if output == "ovr":  # one-vs-rest: the sigmoids, normalised
+        p = 1 / (1 + np.exp(-z))
+        return p / p.sum(1, keepdims=True)
+    assert output == "softmax", output
     p = np.exp(z - z.max(1, keepdims=True))
     return p / p.sum(1, keepdims=True)
 
@@ -235,8 +240,9 @@ class Explain(unittest.TestCase):
         model = self.models[task]
         x = sp.load_npz(DATA / task / "test.npz").tocsr().astype(np.float32)
         z = numpy_logits(model, x[rows])
-        p = numpy_proba(z)
-        classes = json.loads((model / "model.json").read_text())["classes"]
+        meta = json.loads((model / "model.json").read_text())
+        p = numpy_proba(z, meta["output"])
+        classes = meta["classes"]
         w = np.load(model / "weight.npy")
         explained = self.explain(task, rows, *extra)
         self.assertEqual([e["row"] for e in explained], rows)
@@ -271,7 +277,7 @@ class Explain(unittest.TestCase):
             self.assertAlmostEqual(margin, expected_margin, delta=2e-6 * scale)
         return explained
 
-    def test_softmax_contributions_sum_to_numpys_logit(self):
+    def test_multiclass_contributions_sum_to_numpys_logit(self):
         explained = self.check_rows("fortunes-multi", [0, 3, 17, 200, 494])
         for e in explained:
             keys = [abs(c["contribution"]) for c in e["contributions"]]

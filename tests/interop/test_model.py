@@ -5,7 +5,8 @@ labels) is saved with scipy.sparse.save_npz, trained with `bagel train`, and
 then the model directory is read back with numpy alone: weight.npy must be the
 embedding layout (num_features, num_outputs) in float32 C order, and the
 probabilities `bagel predict` writes must equal X @ W + b followed by the
-sigmoid (binary: [1 - p, p]) or the softmax, recomputed here.
+sigmoid (binary: [1 - p, p]), the one-vs-rest sigmoids normalised to sum to 1
+(the default head of more classes) or the softmax, recomputed here.
 
 Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_model
 """
@@ -107,6 +108,9 @@ class ModelDirectoryAndPredict(unittest.TestCase):
             "output": str(cls.multi_model),
         }
         cls._train(cls.multi_config, "multi.json")
+        cls.softmax_model = cls.dir / "softmax_model"
+        cls._train({**cls.multi_config, "model": {"multiclass": "softmax"},
+                    "output": str(cls.softmax_model)}, "softmax.json")
 
     @classmethod
     def tearDownClass(cls):
@@ -170,7 +174,8 @@ class ModelDirectoryAndPredict(unittest.TestCase):
         self.assertEqual(meta["classes"], [str(v) for v in sorted(self.multi_values)])
         self.assertEqual(meta["num_features"], self.multi_features)
         self.assertEqual(meta["num_outputs"], 5)
-        self.assertEqual(meta["output"], "softmax")
+        self.assertEqual(meta["output"], "ovr")  # the default of more than two classes
+        self.assertEqual(self.load(self.softmax_model)[0]["output"], "softmax")
         self.assertEqual(meta["config"]["optimizer"]["schedule"], "invscaling")
         self.assertEqual(meta["training"]["epochs_run"], 3)
 
@@ -194,6 +199,10 @@ class ModelDirectoryAndPredict(unittest.TestCase):
         if meta["output"] == "sigmoid":
             p = sigmoid(z[:, 0])
             return meta, np.column_stack([1 - p, p])
+        if meta["output"] == "ovr":
+            p = sigmoid(z)
+            return meta, p / p.sum(axis=1, keepdims=True)
+        self.assertEqual(meta["output"], "softmax")
         return meta, softmax(z)
 
     def test_binary_probabilities_equal_numpy_sigmoid(self):
@@ -210,16 +219,17 @@ class ModelDirectoryAndPredict(unittest.TestCase):
         self.assertLess(got[:, 1].min(), 0.4)
         self.assertGreater(got[:, 1].max(), 0.6)
 
-    def test_multiclass_probabilities_equal_numpy_softmax(self):
-        out = self.dir / "multi_p.csv"
-        run_bagel("predict", "--model", self.multi_model, "--input", self.dir / "multi_test.npz",
-                  "--proba", "--output", out, "--quiet")
-        header, got = read_proba(out)
-        meta, expected = self.numpy_proba(self.multi_model, self.multi_test)
-        self.assertEqual(header, meta["classes"])
-        self.assertEqual(got.shape, (50, 5))
-        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
-        np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=1e-12)
+    def test_multiclass_probabilities_equal_numpys_one_vs_rest_and_softmax(self):
+        for model in (self.multi_model, self.softmax_model):
+            out = self.dir / "multi_p.csv"
+            run_bagel("predict", "--model", model, "--input", self.dir / "multi_test.npz",
+                      "--proba", "--output", out, "--quiet")
+            header, got = read_proba(out)
+            meta, expected = self.numpy_proba(model, self.multi_test)
+            self.assertEqual(header, meta["classes"])
+            self.assertEqual(got.shape, (50, 5))
+            np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+            np.testing.assert_allclose(got.sum(axis=1), 1.0, atol=1e-12)
 
     def test_tsv_format_writes_the_same_numbers_tab_separated(self):
         csv_out, tsv_out = self.dir / "m.csv", self.dir / "m.tsv"

@@ -101,7 +101,7 @@ class TorchInterop(unittest.TestCase):
             (self.tmp / f"{name}.labels").write_text("\n".join(labels) + "\n")
         return path
 
-    def train(self, name, num_classes, layer="sparse", seed=0, **optimizer):
+    def train(self, name, num_classes, layer="sparse", seed=0, multiclass=None, **optimizer):
         """Trains on fresh data; returns (model dir, test .npz path)."""
         rng = np.random.default_rng(seed)
         while True:
@@ -120,7 +120,7 @@ class TorchInterop(unittest.TestCase):
         opt.update(optimizer)
         config = {
             "train": {"features": str(train_path), "labels": str(self.tmp / f"{name}-train.labels")},
-            "model": {"layer": layer},
+            "model": {"layer": layer, **({"multiclass": multiclass} if multiclass else {})},
             "optimizer": opt,
             "output": str(model_dir),
         }
@@ -131,6 +131,8 @@ class TorchInterop(unittest.TestCase):
         self.assertEqual(run.returncode, 0, run.stderr)
         weight = np.load(model_dir / "weight.npy")
         self.assertEqual(weight.shape, (N_FEATURES, 1 if num_classes == 2 else num_classes))
+        if multiclass:
+            self.assertEqual(json.loads((model_dir / "model.json").read_text())["output"], multiclass)
         self.assertGreater(np.abs(weight).max(), 0.05, "training must move the weights")
         return model_dir, test_path
 
@@ -166,6 +168,11 @@ class TorchInterop(unittest.TestCase):
     def test_four_class_model_agrees_with_torch_embedding_bag_and_linear(self):
         model_dir, test_path = self.train("multi", 4, seed=1, batch_size=4, l1=1e-3,
                                           schedule="invscaling", learning_rate=0.5)
+        self.assert_agrees(model_dir, test_path)
+
+    def test_four_class_softmax_model_agrees_too(self):
+        # The default head of four classes is one-vs-rest (the test above).
+        model_dir, test_path = self.train("softmax", 4, seed=3, multiclass="softmax")
         self.assert_agrees(model_dir, test_path)
 
     def test_model_trained_with_the_dense_layer_agrees_too(self):

@@ -288,7 +288,7 @@ class TrainCommandLine(unittest.TestCase):
         rows = [line.split("|")[1].strip() for line in proc.stdout.splitlines()
                 if line.startswith("| ")][1:]
         self.assertEqual(len(rows), 80, proc.stdout)
-        self.assertEqual(rows[:2], ["softmax", "ovr"])
+        self.assertEqual(rows[:2], ["ovr", "softmax"])  # the default head first
         best_row = next(line for line in proc.stdout.splitlines() if line.endswith(" best"))
         best = json.loads(tuned.read_text())
         self.assertEqual(best["model"]["multiclass"], best_row.split("|")[1].strip())

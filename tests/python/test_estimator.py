@@ -177,13 +177,16 @@ def test_one_vs_rest_head_predicts_normalised_sigmoids_and_round_trips(multi, tm
     (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
     clf = bagel.BagelClassifier(multiclass="ovr").fit(xtr, ytr)
     assert clf.get_params()["multiclass"] == "ovr"
+    assert bagel.BagelClassifier().get_params()["multiclass"] == "ovr"  # the default, as the CLI's
     assert accuracy_score(yte, clf.predict(xte)) > 0.6
     sigmoids = 1 / (1 + np.exp(-clf.decision_function(xte)))
     np.testing.assert_allclose(clf.predict_proba(xte), sigmoids / sigmoids.sum(axis=1, keepdims=True),
                                rtol=1e-5)
     # Another model than softmax's on the same rows.
-    softmax = bagel.BagelClassifier().fit(xtr, ytr)
+    softmax = bagel.BagelClassifier(multiclass="softmax").fit(xtr, ytr)
     assert not np.allclose(softmax.coef_, clf.coef_)
+    p = np.exp(softmax.decision_function(xte))
+    np.testing.assert_allclose(softmax.predict_proba(xte), p / p.sum(axis=1, keepdims=True), rtol=1e-5)
     back = pickle.loads(pickle.dumps(clf))
     np.testing.assert_array_equal(back.predict_proba(xte), clf.predict_proba(xte))
     clf.save(tmp_path / "m")

@@ -57,8 +57,9 @@ def _quoted(names, limit=10) -> str:
 
 
 class BagelClassifier(ClassifierMixin, BaseEstimator):
-    """Logistic regression (sigmoid for two classes; for more, softmax or,
-    with multiclass="ovr", one-vs-rest sigmoids) on sparse bag-of-words rows, trained by SGD on an EmbeddingBag-sum layer.
+    """Logistic regression (sigmoid for two classes; for more, one-vs-rest
+    sigmoids or, with multiclass="softmax", one softmax) on sparse
+    bag-of-words rows, trained by SGD on an EmbeddingBag-sum layer.
 
     The parameters mean what the same keys of a `bagel train` config mean
     (README §3); "auto" epochs and learning rate are chosen from the data.
