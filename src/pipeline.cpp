@@ -92,7 +92,9 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   std::optional<FeatureOrder> order;
   OptimizerConfig resolved = config.optimizer;
   resolve_averaging(resolved, train.x.rows());
-  if (plan_training(resolved, config.layer, train.x.rows()).reorder_features) {
+  if (plan_training(resolved, config.layer, train.x.rows(),
+                    {start.head(), start.num_outputs, start.num_features})
+          .reorder_features) {
     order = FeatureOrder::by_frequency(train.x, start.num_features);
     order->apply(train.x);
     if (valid) order->apply(valid->x);

@@ -13,6 +13,7 @@ std::string to_string(ParallelStrategy s) {
     case ParallelStrategy::kReplicas: return "replicas";
     case ParallelStrategy::kExact: return "exact";
     case ParallelStrategy::kHogwild: return "hogwild";
+    case ParallelStrategy::kClassShards: return "classes";
   }
   return "?";
 }
@@ -35,21 +36,32 @@ int replica_blocks(int threads, std::int64_t rows) {
 
 }  // namespace
 
-TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows) {
+bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model) {
+  const double weight_bytes = double(model.features) * model.outputs * sizeof(float);
+  return layer == LayerKind::kSparse && model.head == Head::kOneVsRest &&
+         model.outputs >= 2 * kClassesPerThread && weight_bytes <= kClassesMaxWeightBytes &&
+         parallel_strategy(c) == ParallelStrategy::kReplicas;
+}
+
+TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
+                        const ModelShape& model) {
   TrainPlan p;
   p.cores = resolve_threads(c.threads);
-  // threads 0 ("all cores"): the SGD loop stays on one thread, where the
-  // replicas' combinations cost more than the second thread saves on every
-  // set measured (README §3); the rate calibration and the metrics use the
-  // cores, and the model is the one-thread model, bit for bit.
-  const int asked = c.threads == 0 ? 1 : c.threads;
-  p.threads = static_cast<int>(
-      std::clamp<std::int64_t>(asked, 1, std::max<std::int64_t>(1, rows / kRowsPerThread)));
+  const bool classes = splits_classes(c, layer, model);
+  // threads 0 ("all cores"): the cores when the classes split (the model is
+  // the one-thread model, bit for bit); otherwise the SGD loop stays on one
+  // thread, where the replicas' combinations cost more than the second
+  // thread saves on every set measured (README §3), and the rate
+  // calibration and the metrics use the cores.
+  const int asked = c.threads == 0 ? (classes ? p.cores : 1) : c.threads;
+  std::int64_t most = std::max<std::int64_t>(1, rows / kRowsPerThread);
+  if (classes) most = std::min<std::int64_t>(most, model.outputs / kClassesPerThread);
+  p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, most));
   // The dense layer runs its GEMMs on the threads (Eigen); its loop is one.
   if (layer == LayerKind::kDense || p.threads == 1) {
     p.strategy = ParallelStrategy::kSingle;
   } else {
-    p.strategy = parallel_strategy(c);
+    p.strategy = classes ? ParallelStrategy::kClassShards : parallel_strategy(c);
   }
   if (p.strategy == ParallelStrategy::kExact && c.batch_size < kExactMinBatch)
     throw ConfigError("optimizer.batch_size",
@@ -82,6 +94,7 @@ std::string TrainPlan::describe() const {
       break;
     case ParallelStrategy::kExact: s += ", exact (batches split over the threads)"; break;
     case ParallelStrategy::kHogwild: s += ", hogwild (not deterministic)"; break;
+    case ParallelStrategy::kClassShards: s += ", the classes split between them"; break;
   }
   return s;
 }

@@ -15,6 +15,7 @@
 #include "bagel/predict.h"
 #include "bagel/rate_calibration.h"
 #include "bagel/schedule.h"
+#include "train/class_shards.h"
 #include "train/epoch_loop.h"
 #include "train/replicas.h"
 
@@ -70,12 +71,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   std::int64_t step = 0;
   const int threads = plan.threads;
   std::optional<train::Replicas> replicas;
+  // The classes split between the threads: they train their own weights,
+  // and `layer` (the model's arrays) only receives the merged result.
+  std::optional<train::ClassShards> shards;
   std::vector<Index> feature_bounds;  // exact: each thread's features
   if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
     if (plan.strategy == ParallelStrategy::kHogwild) layer.set_threads(threads);
     if (plan.strategy == ParallelStrategy::kExact)
       feature_bounds = split_by_counts(train.x, layer.num_features(), threads);
     if (plan.strategy == ParallelStrategy::kReplicas) replicas.emplace(model, c, plan);
+    if (plan.strategy == ParallelStrategy::kClassShards) shards.emplace(model, c, plan, train);
   } else {
     Eigen::setNbThreads(std::max(threads, 1));  // the dense GEMMs
   }
@@ -88,13 +93,17 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   std::optional<Model> averaged;
   if (c.average && valid != nullptr) averaged = model;
   auto start_averaging = [&] {
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+      if (shards) return shards->start_averaging();
     layer.start_averaging();
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
       if (replicas) replicas->start_averaging();
   };
   auto write_average = [&](std::span<float> weight, std::span<float> bias) {
-    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
       if (replicas) return replicas->write_average(layer, weight, bias);
+      if (shards) return shards->write_average(weight, bias);
+    }
     layer.write_average(weight, bias);
   };
 
@@ -117,8 +126,13 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       best_weight = r->best_weight, best_bias = r->best_bias;
     }
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
-      if (r->averaging)
-        layer.restore_averaging(r->average_weight_sum, r->average_bias_sum, r->average_steps);
+      if (r->averaging) {
+        if (shards) {
+          shards->restore_averaging(r->average_weight_sum, r->average_bias_sum, r->average_steps);
+        } else {
+          layer.restore_averaging(r->average_weight_sum, r->average_bias_sum, r->average_steps);
+        }
+      }
   }
   auto keep_checkpoint = [&](int epoch) {
     TrainingCheckpoint* k = checkpoints.latest;
@@ -132,7 +146,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     k->bias = model.bias;
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
       k->averaging = c.average && epoch >= c.average_from;
-      if (k->averaging) {
+      if (k->averaging && shards) {
+        shards->average_sums(k->average_weight_sum, k->average_bias_sum, k->average_steps);
+      } else if (k->averaging) {
         const auto w = layer.average_weight_sum();
         const auto b = layer.average_bias_sum();
         k->average_weight_sum.assign(w.begin(), w.end());
@@ -161,6 +177,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
           loss_sum = train::run_epoch_hogwild(layer, model.head(), train, order, c, schedule, step, threads,
                                               watch, progress);
           break;
+        case ParallelStrategy::kClassShards:
+          loss_sum = shards->run_epoch(model, order, c, schedule, step, watch, progress);
+          break;
         case ParallelStrategy::kSingle:
           loss_sum = train::run_epoch_single(layer, train, order, c.batch_size, schedule, step,
                                              scratch, window, watch, progress);
@@ -175,7 +194,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       watch.ok(static_cast<std::int64_t>(order.size()), loss_sum / double(order.size()), true);
     if (watch.stopped()) throw Interrupted();
     if (watch.tripped()) throw Diverged{epoch, watch.rows(), watch.loss()};
-    layer.flush();
+    if (plan.strategy != ParallelStrategy::kClassShards) layer.flush();  // the shards flushed theirs
     EpochRecord rec;
     rec.epoch = epoch;
     rec.seconds = seconds_since(t_epoch);
@@ -383,7 +402,9 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
                                  const OptimizerConfig& c, LayerKind layer, Progress& progress) {
   if ((c.learning_rate <= 0 && c.schedule != ScheduleKind::kOptimal) || c.epochs <= 0)
     throw Error("train_fixed_rate: learning_rate and epochs must be set");
-  const TrainPlan plan = plan_training(c, layer, train_data.x.rows());
+  const TrainPlan plan =
+      plan_training(c, layer, train_data.x.rows(),
+                    {model.head(), model.num_outputs, model.num_features});
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
@@ -410,7 +431,9 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
                             Checkpointing checkpoints) {
   OptimizerConfig c = config;
   resolve_averaging(c, train_data.x.rows());
-  const TrainPlan plan = plan_training(c, layer, train_data.x.rows());
+  const TrainPlan plan =
+      plan_training(c, layer, train_data.x.rows(),
+                    {model.head(), model.num_outputs, model.num_features});
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   const auto t_start = Clock::now();
   if (!resume_unsupported(c, layer, plan).empty()) checkpoints.latest = nullptr;

@@ -5,11 +5,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
 #include "bagel/error.h"
 #include "bagel/parallel_errors.h"
 #include "bagel/predict.h"
 #include "bagel/synthetic.h"
+#include "bagel/train_plan.h"
 #include "bagel/trainer.h"
 #include "train_helpers.h"
 
@@ -47,26 +49,33 @@ OptimizerConfig config(int threads, bool deterministic, int batch,
   return c;
 }
 
+// The suites below train the softmax head for more than two classes: the
+// one-vs-rest head splits its classes between the threads instead (the
+// ClassShards suite).
+Model train_softmax(const Dataset& d, int classes, const OptimizerConfig& c) {
+  return train_sparse(d, classes, c, Head::kSoftmax);
+}
+
 class DeterministicParallel : public ::testing::TestWithParam<int> {};
 
 TEST_P(DeterministicParallel, TwoThreadsGiveTheSingleThreadModelBitForBit) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 6000, 3);
-  const Model one = train_sparse(d, classes, config(1, false, kExactMinBatch));
-  const Model two = train_sparse(d, classes, config(2, true, kExactMinBatch));
+  const Model one = train_softmax(d, classes, config(1, false, kExactMinBatch));
+  const Model two = train_softmax(d, classes, config(2, true, kExactMinBatch));
   EXPECT_TRUE(bit_equal(one.weight, two.weight));
   EXPECT_TRUE(bit_equal(one.bias, two.bias));
   // A batch that does not divide the rows, and more threads than cores.
-  const Model one_odd = train_sparse(d, classes, config(1, false, kExactMinBatch + 7));
-  const Model three_odd = train_sparse(d, classes, config(3, true, kExactMinBatch + 7));
+  const Model one_odd = train_softmax(d, classes, config(1, false, kExactMinBatch + 7));
+  const Model three_odd = train_softmax(d, classes, config(3, true, kExactMinBatch + 7));
   EXPECT_TRUE(bit_equal(one_odd.weight, three_odd.weight));
 }
 
 TEST_P(DeterministicParallel, SameSeedAndThreadsRepeatExactly) {
   const int classes = GetParam();
   const Dataset d = synthetic(classes, 4000, 5);
-  const Model a = train_sparse(d, classes, config(2, true, kExactMinBatch));
-  const Model b = train_sparse(d, classes, config(2, true, kExactMinBatch));
+  const Model a = train_softmax(d, classes, config(2, true, kExactMinBatch));
+  const Model b = train_softmax(d, classes, config(2, true, kExactMinBatch));
   EXPECT_TRUE(bit_equal(a.weight, b.weight));
 }
 
@@ -103,8 +112,8 @@ TEST_P(AveragedReplicas, SameSeedAndThreadsRepeatExactly) {
   const Dataset d = synthetic(classes, 5000, 5);
   for (int threads : {2, 3}) {
     const OptimizerConfig c = config(threads, true, 4, DeterministicMethod::kAverage);
-    const Model a = train_sparse(d, classes, c);
-    const Model b = train_sparse(d, classes, c);
+    const Model a = train_softmax(d, classes, c);
+    const Model b = train_softmax(d, classes, c);
     EXPECT_TRUE(bit_equal(a.weight, b.weight)) << threads << " threads";
     EXPECT_TRUE(bit_equal(a.bias, b.bias)) << threads << " threads";
   }
@@ -117,8 +126,8 @@ TEST_P(AveragedReplicas, LearnsAlmostAsWellAsOneThread) {
                   c2 = config(2, true, 1, DeterministicMethod::kAverage);
   c1.schedule = c2.schedule = ScheduleKind::kLinear;
   c1.epochs = c2.epochs = 5;
-  const Model one = train_sparse(train, classes, c1);
-  const Model two = train_sparse(train, classes, c2);
+  const Model one = train_softmax(train, classes, c1);
+  const Model two = train_softmax(train, classes, c2);
   const double acc_one = accuracy(one, train), acc_two = accuracy(two, train);
   EXPECT_GT(acc_one, 1.0 / classes + 0.2);
   // Plain averaging once an epoch was 4.2 points lower here for 5 classes
@@ -138,10 +147,10 @@ TEST_P(AveragedReplicas, AveragedSgdPoolsTheStepsOfEveryReplica) {
   c.average = true;
   c.shuffle = true;
   c.epochs = 2;
-  const Model pooled = train_sparse(d, classes, c);
-  EXPECT_TRUE(bit_equal(pooled.weight, train_sparse(d, classes, c).weight));
+  const Model pooled = train_softmax(d, classes, c);
+  EXPECT_TRUE(bit_equal(pooled.weight, train_softmax(d, classes, c).weight));
   c.average = false;
-  const Model last = train_sparse(d, classes, c);
+  const Model last = train_softmax(d, classes, c);
   EXPECT_FALSE(bit_equal(last.weight, pooled.weight));
   EXPECT_GE(accuracy(pooled, d), accuracy(last, d) - 0.02);
 }
@@ -158,8 +167,8 @@ TEST_P(Hogwild, LearnsAsWellAsOneThread) {
   OptimizerConfig c1 = config(1, false, 1), c2 = config(2, false, 1);
   c1.schedule = c2.schedule = ScheduleKind::kLinear;
   c1.epochs = c2.epochs = 5;
-  const Model one = train_sparse(train, classes, c1);
-  const Model two = train_sparse(train, classes, c2);
+  const Model one = train_softmax(train, classes, c1);
+  const Model two = train_softmax(train, classes, c2);
   for (const float w : two.weight) ASSERT_TRUE(std::isfinite(w));
   const double acc_one = accuracy(one, train), acc_two = accuracy(two, train);
   EXPECT_GT(acc_one, 1.0 / classes + 0.2);  // the task is learnable at all
@@ -181,8 +190,8 @@ TEST_P(Hogwild, StrongL2ShrinksLikeOneThread) {
   const Dataset train = synthetic(classes, 8000, 9);
   OptimizerConfig c1 = config(1, false, 1), c2 = config(2, false, 1);
   c1.l2 = c2.l2 = 0.05;
-  const Model one = train_sparse(train, classes, c1);
-  const Model two = train_sparse(train, classes, c2);
+  const Model one = train_softmax(train, classes, c1);
+  const Model two = train_softmax(train, classes, c2);
   double n1 = 0, n2 = 0;
   for (std::size_t i = 0; i < one.weight.size(); ++i) {
     ASSERT_TRUE(std::isfinite(two.weight[i]));
@@ -193,6 +202,66 @@ TEST_P(Hogwild, StrongL2ShrinksLikeOneThread) {
 }
 
 INSTANTIATE_TEST_SUITE_P(BinaryAndSoftmax, Hogwild, ::testing::Values(2, 5));
+
+// One-vs-rest with at least four classes: the threads split the classes,
+// and the model is the one-thread model bit for bit at any thread count,
+// with every option that changes a step.
+class ClassShards : public ::testing::TestWithParam<int> {};
+
+OptimizerConfig shards_config(int threads) {
+  OptimizerConfig c = config(threads, true, 1, DeterministicMethod::kAverage);
+  c.schedule = ScheduleKind::kLinear;
+  return c;
+}
+
+TEST_P(ClassShards, AnyThreadCountGivesTheOneThreadModelBitForBit) {
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 6000, 3);
+  const ModelShape shape{Head::kOneVsRest, classes, d.x.cols()};
+  ASSERT_EQ(plan_training(shards_config(2), LayerKind::kSparse, d.x.rows(), shape).strategy,
+            ParallelStrategy::kClassShards);
+  const Model one = train_sparse(d, classes, shards_config(1), Head::kOneVsRest);
+  for (const int threads : {2, 3}) {
+    const Model many = train_sparse(d, classes, shards_config(threads), Head::kOneVsRest);
+    EXPECT_TRUE(bit_equal(one.weight, many.weight)) << threads << " threads";
+    EXPECT_TRUE(bit_equal(one.bias, many.bias)) << threads << " threads";
+  }
+}
+
+TEST_P(ClassShards, AveragedBatchesOfWeightedRowsToo) {
+  const int classes = GetParam();
+  Dataset d = synthetic(classes, 4000, 8);
+  d.weight.resize(d.y.size());
+  for (std::size_t i = 0; i < d.weight.size(); ++i) d.weight[i] = 0.5f + float(i % 3);
+  OptimizerConfig c = shards_config(1);
+  c.l1 = 0;
+  c.average = true;
+  c.average_from = 2;
+  c.batch_size = 4;
+  const Model one = train_sparse(d, classes, c, Head::kOneVsRest);
+  c.threads = 2;
+  const Model two = train_sparse(d, classes, c, Head::kOneVsRest);
+  EXPECT_TRUE(bit_equal(one.weight, two.weight));
+  EXPECT_TRUE(bit_equal(one.bias, two.bias));
+}
+
+TEST_P(ClassShards, ADivergingRateRestartsAndEndsFinite) {
+  const int classes = GetParam();
+  const Dataset d = synthetic(classes, 3000, 2);
+  OptimizerConfig c = shards_config(2);
+  c.learning_rate = 1e6;
+  std::vector<std::string> names;
+  for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
+  Model m = Model::zeros(names, true, d.x.cols(), Head::kOneVsRest);
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  const TrainingSummary s = train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+  EXPECT_EQ(s.plan.strategy, ParallelStrategy::kClassShards);
+  EXPECT_FALSE(s.restarts.empty());
+  for (const float w : m.weight) ASSERT_TRUE(std::isfinite(w));
+}
+
+INSTANTIATE_TEST_SUITE_P(OneVsRest, ClassShards, ::testing::Values(4, 7, 8, 16, 20));
 
 TEST(RegionErrors, KeepsTheFirstExceptionOfAnyThreadAndRethrowsItAfterTheRegion) {
   RegionErrors errors;

@@ -22,6 +22,46 @@ OptimizerConfig threads(int n) {
   return c;
 }
 
+TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCached) {
+  const ModelShape ovr20{Head::kOneVsRest, 20, 1000};
+  const TrainPlan four = plan_training(threads(4), LayerKind::kSparse, 1'000'000, ovr20);
+  EXPECT_EQ(four.strategy, ParallelStrategy::kClassShards);
+  EXPECT_EQ(four.threads, 4);
+  EXPECT_NE(four.describe().find("the classes split between them"), std::string::npos);
+  EXPECT_EQ(four.to_json()["strategy"], "classes");
+  EXPECT_TRUE(four.reorder_features);  // each thread writes its own weights
+  // At least kClassesPerThread classes a thread: five classes, two threads.
+  const TrainPlan five = plan_training(threads(4), LayerKind::kSparse, 1'000'000,
+                                       {Head::kOneVsRest, 5, 1000});
+  EXPECT_EQ(five.strategy, ParallelStrategy::kClassShards);
+  EXPECT_EQ(five.threads, 2);
+  // Too few classes, softmax, weights past the cache budget, the dense layer,
+  // Hogwild: the other strategies.
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000, {Head::kOneVsRest, 3, 1000})
+                .strategy, ParallelStrategy::kReplicas);
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000, {Head::kSoftmax, 20, 1000})
+                .strategy, ParallelStrategy::kReplicas);
+  const std::int64_t too_wide =
+      static_cast<std::int64_t>(kClassesMaxWeightBytes / (20 * sizeof(float))) + 1;
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000,
+                          {Head::kOneVsRest, 20, too_wide}).strategy, ParallelStrategy::kReplicas);
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kDense, 1'000'000, ovr20).strategy,
+            ParallelStrategy::kSingle);
+  OptimizerConfig hogwild = threads(4);
+  hogwild.deterministic = false;
+  EXPECT_EQ(plan_training(hogwild, LayerKind::kSparse, 1'000'000, ovr20).strategy,
+            ParallelStrategy::kHogwild);
+  // threads 0: every core for split classes (one per kRowsPerThread rows),
+  // one thread otherwise.
+  const TrainPlan all = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000, ovr20);
+  EXPECT_EQ(all.threads, std::min(usable_cores(), 10));
+  EXPECT_EQ(all.strategy, usable_cores() > 1 ? ParallelStrategy::kClassShards
+                                             : ParallelStrategy::kSingle);
+  EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1500, ovr20).threads, 1);
+  EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000,
+                          {Head::kSoftmax, 20, 1000}).threads, 1);
+}
+
 TEST(TrainPlan, DefaultUsesEveryCoreAroundAOneThreadLoopAndReplicasWhenAsked) {
   const TrainPlan p = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000);
   EXPECT_EQ(p.cores, usable_cores());

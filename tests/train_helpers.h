@@ -18,11 +18,13 @@ inline void train_sparse_more(Model& m, const Dataset& d, const OptimizerConfig&
   train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
 }
 
-// A model with the head `bagel train` gives it by default.
-inline Model train_sparse(const Dataset& d, int classes, const OptimizerConfig& c) {
+// A model of `classes` classes with the head `bagel train` gives it by
+// default (or `head`), trained on d.
+inline Model train_sparse(const Dataset& d, int classes, const OptimizerConfig& c,
+                          Head head = kDefaultMulticlass) {
   std::vector<std::string> names;
   for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
-  Model m = Model::zeros(names, true, d.x.cols(), kDefaultMulticlass);
+  Model m = Model::zeros(names, true, d.x.cols(), head);
   train_sparse_more(m, d, c);
   return m;
 }

@@ -32,6 +32,9 @@
 #include <cstdint>
 #include <span>
 #include <vector>
+#if defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 #include "bagel/csr.h"
 #include "bagel/lazy_penalty.h"
@@ -60,6 +63,30 @@ inline void store(float* p, V v) {
 }
 inline Vec8 load8(const float* p) { return load<Vec8>(p); }
 inline Vec4 load4(const float* p) { return load<Vec4>(p); }
+
+// a + x * b, rounded once where the CPU has fused multiply-adds, in every
+// lane of every width alike. GCC, left to fuse a*b+c itself, fuses it in
+// some instances of the kernels below and not in others: an output then
+// rounds differently in a vector lane at one row width than in a scalar
+// lane at another, and a one-vs-rest model trained with its classes split
+// over threads (train/class_shards.h) would not be the one-thread model.
+#if defined(__FMA__)
+inline float madd(float a, float x, float b) { return __builtin_fmaf(x, b, a); }
+inline Vec4 madd(Vec4 a, float x, Vec4 b) {
+  return reinterpret_cast<Vec4>(_mm_fmadd_ps(_mm_set1_ps(x), reinterpret_cast<__m128>(b),
+                                             reinterpret_cast<__m128>(a)));
+}
+inline Vec8 madd(Vec8 a, float x, Vec8 b) {
+  return reinterpret_cast<Vec8>(_mm256_fmadd_ps(_mm256_set1_ps(x), reinterpret_cast<__m256>(b),
+                                                reinterpret_cast<__m256>(a)));
+}
+#else
+// No fused instruction: the compiler cannot fuse either, so every lane
+// rounds the product and the sum.
+inline float madd(float a, float x, float b) { return a + x * b; }
+inline Vec4 madd(Vec4 a, float x, Vec4 b) { return a + x * b; }
+inline Vec8 madd(Vec8 a, float x, Vec8 b) { return a + x * b; }
+#endif
 
 // The per-non-zero loops below must not be auto-vectorised: GCC turns them
 // into AVX-512 gathers plus shuffles and horizontal sums, measured slower
@@ -102,9 +129,9 @@ BAGEL_NO_AUTOVEC inline void bag_sum(const float* __restrict E, RowView row, flo
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       const float* e = E + static_cast<std::size_t>(idx[p]) * K;
-      for (int v = 0; v < kVecs; ++v) acc[v] += x * load8(e + 8 * v);
-      if constexpr (kHalf) half += x * load4(e + 8 * kVecs);
-      for (int i = 0; i < kRest; ++i) rest[i] += x * e[kTail + i];
+      for (int v = 0; v < kVecs; ++v) acc[v] = madd(acc[v], x, load8(e + 8 * v));
+      if constexpr (kHalf) half = madd(half, x, load4(e + 8 * kVecs));
+      for (int i = 0; i < kRest; ++i) rest[i] = madd(rest[i], x, e[kTail + i]);
     }
     for (int v = 0; v < kVecs; ++v) store(z + 8 * v, load8(z + 8 * v) + acc[v]);
     if constexpr (kHalf) store(z + 8 * kVecs, load4(z + 8 * kVecs) + half);
@@ -133,9 +160,9 @@ BAGEL_NO_AUTOVEC inline void bag_scatter(float* __restrict E, RowView row, const
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       float* e = E + static_cast<std::size_t>(idx[p]) * K;
-      for (int v = 0; v < kVecs; ++v) store(e + 8 * v, load8(e + 8 * v) + x * gv[v]);
-      if constexpr (kHalf) store(e + 8 * kVecs, load4(e + 8 * kVecs) + x * gh);
-      for (int i = 0; i < kRest; ++i) e[kTail + i] += x * gr[i];
+      for (int v = 0; v < kVecs; ++v) store(e + 8 * v, madd(load8(e + 8 * v), x, gv[v]));
+      if constexpr (kHalf) store(e + 8 * kVecs, madd(load4(e + 8 * kVecs), x, gh));
+      for (int i = 0; i < kRest; ++i) e[kTail + i] = madd(e[kTail + i], x, gr[i]);
     }
   }
 }
@@ -154,10 +181,10 @@ BAGEL_NO_AUTOVEC inline void bag_sum_any(const float* __restrict E, int k, RowVi
     for (std::size_t p = 0; p < n; ++p) {
       const float x = val[p];
       const float* e = E + static_cast<std::size_t>(idx[p]) * k + i0;
-      a0 += x * load8(e);
-      a1 += x * load8(e + 8);
-      a2 += x * load8(e + 16);
-      a3 += x * load8(e + 24);
+      a0 = madd(a0, x, load8(e));
+      a1 = madd(a1, x, load8(e + 8));
+      a2 = madd(a2, x, load8(e + 16));
+      a3 = madd(a3, x, load8(e + 24));
     }
     store(z + i0, load8(z + i0) + a0);
     store(z + i0 + 8, load8(z + i0 + 8) + a1);
@@ -167,7 +194,7 @@ BAGEL_NO_AUTOVEC inline void bag_sum_any(const float* __restrict E, int k, RowVi
   for (std::size_t p = 0; i0 < k && p < n; ++p) {
     const float x = val[p];
     const float* e = E + static_cast<std::size_t>(idx[p]) * k;
-    for (int i = i0; i < k; ++i) z[i] += x * e[i];
+    for (int i = i0; i < k; ++i) z[i] = madd(z[i], x, e[i]);
   }
 }
 
@@ -182,8 +209,8 @@ inline void bag_scatter_any(float* __restrict E, int k, RowView row, const float
     float* e = E + static_cast<std::size_t>(idx[p]) * k;
     int i = 0;
     for (; i + 16 <= k; i += 16)
-      for (int j = 0; j < 16; ++j) e[i + j] += x * (c * g[i + j]);
-    for (; i < k; ++i) e[i] += x * (c * g[i]);
+      for (int j = 0; j < 16; ++j) e[i + j] = madd(e[i + j], x, c * g[i + j]);
+    for (; i < k; ++i) e[i] = madd(e[i], x, c * g[i]);
   }
 }
 
@@ -206,7 +233,7 @@ BAGEL_NO_AUTOVEC inline void bag_scatter_range(float* __restrict E, RowView row,
     if (static_cast<std::uint32_t>(j - lo) >= width) continue;
     float* e = E + static_cast<std::size_t>(j) * K;
     const float x = val[p];
-    for (int i = 0; i < K; ++i) e[i] += x * gc[i];
+    for (int i = 0; i < K; ++i) e[i] = madd(e[i], x, gc[i]);
   }
 }
 
@@ -219,7 +246,7 @@ inline void bag_scatter_range_any(float* __restrict E, int k, RowView row,
     if (j < lo || j >= hi) continue;
     float* e = E + static_cast<std::size_t>(j) * k;
     const float x = val[p];
-    for (int i = 0; i < k; ++i) e[i] += x * (c * g[i]);
+    for (int i = 0; i < k; ++i) e[i] = madd(e[i], x, c * g[i]);
   }
 }
 

@@ -48,9 +48,17 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
   TrainingCheckpoint latest;
   OptimizerConfig resolved = config.optimizer;
   resolve_averaging(resolved, data.train.x.rows());
-  const std::string unsupported =
-      resume_unsupported(resolved, config.layer,
-                         plan_training(resolved, config.layer, data.train.x.rows()));
+  // The model training will start from: the init model's head and width,
+  // else the config's head for these classes.
+  ModelShape shape;
+  shape.outputs = start ? start->num_outputs : outputs_for(data.classes.size());
+  shape.head = start ? start->head()
+               : shape.outputs == 1 ? Head::kSigmoid
+                                    : config.multiclass.value_or(kDefaultMulticlass);
+  shape.features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
+  if (start) shape.features = start->num_features;
+  const std::string unsupported = resume_unsupported(
+      resolved, config.layer, plan_training(resolved, config.layer, data.train.x.rows(), shape));
   const StopOnSignal stop(progress.stop_flag());
   try {
     const Checkpointing checkpoints{resume ? &*resume : nullptr, &latest};

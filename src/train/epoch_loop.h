@@ -144,6 +144,7 @@ class DivergenceWatch {
   bool halted() const { return tripped() || stopped(); }
   bool tripped() const { return tripped_.load(std::memory_order_relaxed); }
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
+  double limit() const { return limit_; }
   std::int64_t rows() const { return rows_; }
   double loss() const { return loss_; }
 

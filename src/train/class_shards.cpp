@@ -1,0 +1,155 @@
+#include "train/class_shards.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+
+#include "bagel/float_env.h"
+#include "bagel/huge_pages.h"
+#include "bagel/parallel_errors.h"
+
+namespace bagel::train {
+
+ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
+                         const Dataset& data)
+    : k_(model.num_outputs), features_(model.num_features) {
+  const int groups = std::clamp(plan.threads, 1, k_);
+  shards_.resize(static_cast<std::size_t>(groups));  // never moved after: the layers hold spans
+  const CsrMatrix& x = data.x;
+  for (int s = 0; s < groups; ++s) {
+    Shard& sh = shards_[static_cast<std::size_t>(s)];
+    sh.first = k_ * s / groups;
+    sh.k = k_ * (s + 1) / groups - sh.first;
+    sh.weight = huge_vector<float>(static_cast<std::size_t>(features_) * sh.k);
+    sh.padded_bias.assign(static_cast<std::size_t>(sh.k) + 2 * kPad, 0.0f);
+    sh.bias = std::span<float>(sh.padded_bias).subspan(kPad, static_cast<std::size_t>(sh.k));
+    std::copy_n(model.bias.begin() + sh.first, sh.k, sh.bias.begin());
+    sh.data.name = data.name;
+    sh.data.x = CsrMatrix::view(x.rows(), x.cols(), x.indptr(), x.indices(), x.data());
+    // A row of another group's class is a negative for each of this group's
+    // outputs (OneVsRestLogLoss compares the label with each output's).
+    sh.data.y.resize(data.y.size());
+    for (std::size_t i = 0; i < data.y.size(); ++i) {
+      const std::int32_t y = data.y[i] - sh.first;
+      sh.data.y[i] = y >= 0 && y < sh.k ? y : -1;
+    }
+    sh.data.weight = data.weight;
+    sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
+  }
+  for (Index j = 0; j < features_; ++j) {
+    const float* row = model.weight.data() + static_cast<std::size_t>(j) * k_;
+    for (Shard& sh : shards_)
+      std::copy_n(row + sh.first, sh.k, sh.weight.data() + static_cast<std::size_t>(j) * sh.k);
+  }
+}
+
+void ClassShards::merge_columns(float* weight, Index lo, Index hi) const {
+  for (Index j = lo; j < hi; ++j) {
+    float* row = weight + static_cast<std::size_t>(j) * k_;
+    for (const Shard& sh : shards_)
+      std::copy_n(sh.weight.data() + static_cast<std::size_t>(j) * sh.k, sh.k, row + sh.first);
+  }
+}
+
+void ClassShards::start_averaging() {
+  for (Shard& sh : shards_) sh.layer->start_averaging();
+}
+
+void ClassShards::restore_averaging(std::span<const float> weight_sum,
+                                    std::span<const double> bias_sum, std::int64_t steps) {
+  for (Shard& sh : shards_) {
+    std::vector<float> w(sh.weight.size());
+    for (Index j = 0; j < features_; ++j)
+      std::copy_n(weight_sum.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first, sh.k,
+                  w.begin() + static_cast<std::ptrdiff_t>(j) * sh.k);
+    sh.layer->restore_averaging(w, bias_sum.subspan(static_cast<std::size_t>(sh.first),
+                                                    static_cast<std::size_t>(sh.k)),
+                                steps);
+  }
+}
+
+double ClassShards::run_epoch(Model& model, std::span<const Index> order,
+                              const OptimizerConfig& c, const Schedule& schedule,
+                              std::int64_t& step, DivergenceWatch& watch, Progress& progress) {
+  const int groups = static_cast<int>(shards_.size());
+  std::vector<double> loss(shards_.size(), 0.0);
+  // Each group's running mean loss; their sum is the model's, for progress.
+  std::vector<std::atomic<double>> running(shards_.size());
+  std::vector<std::unique_ptr<DivergenceWatch>> watches;
+  for (const Shard& sh : shards_)
+    watches.push_back(std::make_unique<DivergenceWatch>(watch.limit() * sh.k / k_, &progress));
+  std::int64_t taken = 0;
+  RegionErrors errors;
+#pragma omp parallel num_threads(groups)
+  {
+    const DenormalsAreZero flush_denormals;
+    const int s = omp_get_thread_num();
+    Shard& sh = shards_[static_cast<std::size_t>(s)];
+    errors.run([&] {
+      if (!sh.scratch) sh.scratch.emplace(c.batch_size, sh.k, Head::kOneVsRest);
+      StepClock clock{step};
+      loss[static_cast<std::size_t>(s)] = bagel::train::run_epoch(
+          *sh.layer, sh.data, order, c.batch_size, schedule, clock, *sh.scratch, sh.window,
+          *watches[static_cast<std::size_t>(s)], [&](std::size_t done, double mean) {
+            running[static_cast<std::size_t>(s)].store(mean, std::memory_order_relaxed);
+            if (s != 0) return;
+            double total = 0;
+            for (const std::atomic<double>& r : running) total += r.load(std::memory_order_relaxed);
+            progress.update(static_cast<std::int64_t>(done), total);
+          });
+      sh.layer->flush();
+      if (s == 0) taken = clock.taken;
+    });
+#pragma omp barrier
+    // Each thread merges one range of features, whole rows of the model.
+    if (!errors.failed())
+      merge_columns(model.weight.data(), features_ * s / groups, features_ * (s + 1) / groups);
+  }
+  errors.rethrow();
+  for (const Shard& sh : shards_)
+    std::copy(sh.bias.begin(), sh.bias.end(), model.bias.begin() + sh.first);
+  step += taken;
+  // A group that diverged, or a stop, halts the caller's watch too: the
+  // group's mean loss over its share of the limit is the model's over all of it.
+  for (std::size_t s = 0; s < shards_.size(); ++s) {
+    const DivergenceWatch& w = *watches[s];
+    if (w.stopped() || w.tripped()) {
+      watch.ok(w.rows(), w.stopped() ? 0.0 : w.loss() * k_ / shards_[s].k);
+      break;
+    }
+  }
+  double total = 0;
+  for (const double l : loss) total += l;
+  return total;
+}
+
+void ClassShards::write_average(std::span<float> weight, std::span<float> bias) {
+  for (Shard& sh : shards_) {
+    if (sh.mean_weight.empty()) sh.mean_weight = huge_vector<float>(sh.weight.size());
+    sh.mean_bias.resize(sh.bias.size());
+    sh.layer->write_average(sh.mean_weight, sh.mean_bias);
+    for (Index j = 0; j < features_; ++j)
+      std::copy_n(sh.mean_weight.begin() + static_cast<std::ptrdiff_t>(j) * sh.k, sh.k,
+                  weight.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first);
+    std::copy(sh.mean_bias.begin(), sh.mean_bias.end(), bias.begin() + sh.first);
+  }
+}
+
+void ClassShards::average_sums(std::vector<float>& weight_sum, std::vector<double>& bias_sum,
+                               std::int64_t& steps) const {
+  weight_sum.resize(static_cast<std::size_t>(features_) * k_);
+  bias_sum.resize(static_cast<std::size_t>(k_));
+  for (const Shard& sh : shards_) {
+    const std::span<const float> w = sh.layer->average_weight_sum();
+    const std::span<const double> b = sh.layer->average_bias_sum();
+    for (Index j = 0; j < features_; ++j)
+      std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(j) * sh.k, sh.k,
+                  weight_sum.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first);
+    std::copy(b.begin(), b.end(), bias_sum.begin() + sh.first);
+  }
+  steps = shards_.front().layer->average_steps();
+}
+
+}  // namespace bagel::train

@@ -1,0 +1,80 @@
+// One-vs-rest models on several threads: the K classes are split into one
+// contiguous group per thread, and each thread trains its group's own
+// weights (features x its classes) over every row of the epoch.
+//
+// One-vs-rest is K binary problems on the same rows: the gradient of class
+// k's output depends on its own logit only, and the kernels compute each
+// output lane alike whatever the row width (one multiply-add per lane), so
+// the groups together take exactly the steps one thread takes, and the
+// merged model is the one-thread model bit for bit, at every thread count
+// (tests/test_parallel.cpp). What it costs: every thread reads every row,
+// and the weights are copied into the groups once and merged back after
+// each epoch. The divergence watch checks each group's loss against its
+// share of the limit (4 log 2 a class), so a restart may come at another
+// row than one thread's would.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "bagel/embedding_bag.h"
+#include "bagel/model.h"
+#include "bagel/train_plan.h"
+#include "train/epoch_loop.h"
+
+namespace bagel::train {
+
+class ClassShards {
+ public:
+  // Groups of the model's outputs for plan.threads threads, holding the
+  // model's current weights; `data` (the training set) must outlive this.
+  ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
+              const Dataset& data);
+
+  void start_averaging();
+  // Resuming: the running sums of averaged SGD, in the model's layout.
+  void restore_averaging(std::span<const float> weight_sum, std::span<const double> bias_sum,
+                         std::int64_t steps);
+
+  // One epoch over `order`; returns the summed loss. Leaves the merged
+  // weights in `model` (flushed, as EmbeddingBagLayer::flush leaves them).
+  double run_epoch(Model& model, std::span<const Index> order, const OptimizerConfig& c,
+                   const Schedule& schedule, std::int64_t& step, DivergenceWatch& watch,
+                   Progress& progress);
+
+  // Averaged SGD: the mean weights, in the model's layout.
+  void write_average(std::span<float> weight, std::span<float> bias);
+  // Averaged SGD: the running sums in the model's layout (checkpoints).
+  void average_sums(std::vector<float>& weight_sum, std::vector<double>& bias_sum,
+                    std::int64_t& steps) const;
+
+ private:
+  // A cache line apart from the next (alignas, and the bias padded on both
+  // sides): the threads write their layer's scalars and their bias at
+  // every step, and a shared line would bounce between the cores.
+  struct alignas(64) Shard {
+    int first = 0;  // its first class
+    int k = 0;      // its classes
+    std::vector<float> weight;
+    std::vector<float> padded_bias;  // kPad floats, the k biases, kPad floats
+    std::span<float> bias;
+    std::vector<float> mean_weight, mean_bias;  // write_average's scratch
+    Dataset data;   // the training rows (a view) with labels relative to `first`
+    std::optional<EmbeddingBagLayer> layer;
+    std::optional<BatchScratch> scratch;  // made by its thread, kept across epochs
+    RowWindow window;
+  };
+  // Writes each group's weights into its columns of `weight` (the model's
+  // layout), over the features [lo, hi).
+  void merge_columns(float* weight, Index lo, Index hi) const;
+
+  static constexpr std::size_t kPad = 16;
+
+  int k_;
+  Index features_;
+  std::vector<Shard> shards_;
+};
+
+}  // namespace bagel::train
