@@ -6,10 +6,11 @@
 // Strategies (optimizer.threads, deterministic, deterministic_method, and
 // the model's head):
 // * single: one thread (threads 1, or data too small to split).
-// * classes (one-vs-rest with at least 2 classes a thread, deterministic
-//   with the default method; threads 0 included): each thread trains its
-//   own group of the classes over every row; the one-thread model bit for
-//   bit, at any thread count (train/class_shards.h).
+// * classes (one-vs-rest with at least 2 classes a thread and weights that
+//   fit in kClassesMaxWeightBytes, deterministic with the default method;
+//   threads 0 included): each thread trains its own group of the classes
+//   over every row; the one-thread model bit for bit, at any thread count
+//   (train/class_shards.h).
 // * replicas (threads > 1 and deterministic, the default method): every thread trains its own
 //   copy of the weights on its share of each block of the epoch's rows; at
 //   the end of each block (4 per thread an epoch) the copies are combined
