@@ -12,6 +12,26 @@
 
 namespace bagel::train {
 
+namespace {
+
+// The columns [first, first + k) of the rows [lo, hi) of `full` (rows of
+// `width` values), as rows of k in `group`; and back.
+void take_columns(const float* full, int width, int first, int k, Index lo, Index hi,
+                  float* group) {
+  for (Index j = lo; j < hi; ++j)
+    std::copy_n(full + static_cast<std::size_t>(j) * width + first, k,
+                group + static_cast<std::size_t>(j) * k);
+}
+
+void put_columns(const float* group, int width, int first, int k, Index lo, Index hi,
+                 float* full) {
+  for (Index j = lo; j < hi; ++j)
+    std::copy_n(group + static_cast<std::size_t>(j) * k, k,
+                full + static_cast<std::size_t>(j) * width + first);
+}
+
+}  // namespace
+
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
                          const Dataset& data)
     : k_(model.num_outputs), features_(model.num_features) {
@@ -36,20 +56,8 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
       sh.data.y[i] = y >= 0 && y < sh.k ? y : -1;
     }
     sh.data.weight = data.weight;
+    take_columns(model.weight.data(), k_, sh.first, sh.k, 0, features_, sh.weight.data());
     sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
-  }
-  for (Index j = 0; j < features_; ++j) {
-    const float* row = model.weight.data() + static_cast<std::size_t>(j) * k_;
-    for (Shard& sh : shards_)
-      std::copy_n(row + sh.first, sh.k, sh.weight.data() + static_cast<std::size_t>(j) * sh.k);
-  }
-}
-
-void ClassShards::merge_columns(float* weight, Index lo, Index hi) const {
-  for (Index j = lo; j < hi; ++j) {
-    float* row = weight + static_cast<std::size_t>(j) * k_;
-    for (const Shard& sh : shards_)
-      std::copy_n(sh.weight.data() + static_cast<std::size_t>(j) * sh.k, sh.k, row + sh.first);
   }
 }
 
@@ -61,9 +69,7 @@ void ClassShards::restore_averaging(std::span<const float> weight_sum,
                                     std::span<const double> bias_sum, std::int64_t steps) {
   for (Shard& sh : shards_) {
     std::vector<float> w(sh.weight.size());
-    for (Index j = 0; j < features_; ++j)
-      std::copy_n(weight_sum.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first, sh.k,
-                  w.begin() + static_cast<std::ptrdiff_t>(j) * sh.k);
+    take_columns(weight_sum.data(), k_, sh.first, sh.k, 0, features_, w.data());
     sh.layer->restore_averaging(w, bias_sum.subspan(static_cast<std::size_t>(sh.first),
                                                     static_cast<std::size_t>(sh.k)),
                                 steps);
@@ -103,9 +109,11 @@ double ClassShards::run_epoch(Model& model, std::span<const Index> order,
       if (s == 0) taken = clock.taken;
     });
 #pragma omp barrier
-    // Each thread merges one range of features, whole rows of the model.
+    // Each thread merges one range of features, every group's columns.
     if (!errors.failed())
-      merge_columns(model.weight.data(), features_ * s / groups, features_ * (s + 1) / groups);
+      for (const Shard& g : shards_)
+        put_columns(g.weight.data(), k_, g.first, g.k, features_ * s / groups,
+                    features_ * (s + 1) / groups, model.weight.data());
   }
   errors.rethrow();
   for (const Shard& sh : shards_)
@@ -130,9 +138,7 @@ void ClassShards::write_average(std::span<float> weight, std::span<float> bias) 
     if (sh.mean_weight.empty()) sh.mean_weight = huge_vector<float>(sh.weight.size());
     sh.mean_bias.resize(sh.bias.size());
     sh.layer->write_average(sh.mean_weight, sh.mean_bias);
-    for (Index j = 0; j < features_; ++j)
-      std::copy_n(sh.mean_weight.begin() + static_cast<std::ptrdiff_t>(j) * sh.k, sh.k,
-                  weight.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first);
+    put_columns(sh.mean_weight.data(), k_, sh.first, sh.k, 0, features_, weight.data());
     std::copy(sh.mean_bias.begin(), sh.mean_bias.end(), bias.begin() + sh.first);
   }
 }
@@ -144,9 +150,7 @@ void ClassShards::average_sums(std::vector<float>& weight_sum, std::vector<doubl
   for (const Shard& sh : shards_) {
     const std::span<const float> w = sh.layer->average_weight_sum();
     const std::span<const double> b = sh.layer->average_bias_sum();
-    for (Index j = 0; j < features_; ++j)
-      std::copy_n(w.begin() + static_cast<std::ptrdiff_t>(j) * sh.k, sh.k,
-                  weight_sum.begin() + static_cast<std::ptrdiff_t>(j) * k_ + sh.first);
+    put_columns(w.data(), k_, sh.first, sh.k, 0, features_, weight_sum.data());
     std::copy(b.begin(), b.end(), bias_sum.begin() + sh.first);
   }
   steps = shards_.front().layer->average_steps();

@@ -66,10 +66,6 @@ class ClassShards {
     std::optional<BatchScratch> scratch;  // made by its thread, kept across epochs
     RowWindow window;
   };
-  // Writes each group's weights into its columns of `weight` (the model's
-  // layout), over the features [lo, hi).
-  void merge_columns(float* weight, Index lo, Index hi) const;
-
   static constexpr std::size_t kPad = 16;
 
   int k_;
