@@ -142,7 +142,7 @@ void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
   nlohmann::json restarts = nlohmann::json::array();
   for (const RateRestart& r : k.restarts)
     restarts.push_back({{"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"rows", r.rows},
-                        {"mean_loss", number_or_null(r.mean_loss)}});
+                        {"mean_loss", number_or_null(r.mean_loss)}, {"limited_rows", r.limited_rows}});
   const nlohmann::json state = {
       {"format_version", kFormatVersion}, {"epoch", k.epoch}, {"step", k.step},
       {"learning_rate", k.learning_rate}, {"epochs", k.epochs},
@@ -206,7 +206,8 @@ TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::js
     k.history = history_from(s.at("history"));
     for (const auto& r : s.at("restarts"))
       k.restarts.push_back({r.at("learning_rate").get<double>(), r.at("epoch").get<int>(),
-                            r.at("rows").get<std::int64_t>(), number_or(r.at("mean_loss"), NAN)});
+                            r.at("rows").get<std::int64_t>(), number_or(r.at("mean_loss"), NAN),
+                            r.value("limited_rows", std::int64_t{0})});
     k.calibration = s.at("calibration");
     k.best_loss = number_or(s.at("best_loss"), std::numeric_limits<double>::infinity());
     k.best_epoch = s.at("best_epoch").get<int>();

@@ -103,4 +103,15 @@ void CsrMatrix::validate(const std::string& source) const {
   }
 }
 
+float squared_norm(RowView row) {
+  const float* v = row.values.data();
+  const std::size_t n = row.size();
+  float acc[8] = {};
+  std::size_t p = 0;
+  for (; p + 8 <= n; p += 8)
+    for (int j = 0; j < 8; ++j) acc[j] += v[p + j] * v[p + j];
+  for (int j = 0; p < n; ++p, ++j) acc[j] += v[p] * v[p];
+  return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
+
 }  // namespace bagel

@@ -191,9 +191,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     }
     if (watch.stopped()) throw Interrupted();
     if (!order.empty())
-      watch.ok(static_cast<std::int64_t>(order.size()), loss_sum / double(order.size()), true);
+      watch.ok(static_cast<std::int64_t>(order.size()), loss_sum / double(order.size()), 0, true);
     if (watch.stopped()) throw Interrupted();
-    if (watch.tripped()) throw Diverged{epoch, watch.rows(), watch.loss()};
+    if (watch.tripped()) throw Diverged{epoch, watch.rows(), watch.loss(), watch.limited()};
     if (plan.strategy != ParallelStrategy::kClassShards) layer.flush();  // the shards flushed theirs
     EpochRecord rec;
     rec.epoch = epoch;
@@ -202,7 +202,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
     if (!std::isfinite(rec.train_loss) || !weights_finite(model))
-      throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss};
+      throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss, 0};
     if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
     if (valid != nullptr) rec.valid = evaluate(current, *valid);
@@ -296,7 +296,8 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
   for (const RateRestart& r : s.restarts)
     restarts.push_back({{"learning_rate", r.learning_rate}, {"epoch", r.epoch}, {"rows", r.rows},
                         {"mean_loss", std::isfinite(r.mean_loss) ? nlohmann::json(r.mean_loss)
-                                                                 : nlohmann::json(nullptr)}});
+                                                                 : nlohmann::json(nullptr)},
+                        {"limited_rows", r.limited_rows}});
   out["divergence_restarts"] = restarts;
   return out;
 }
@@ -359,9 +360,16 @@ std::string rate_text(double rate) {
 
 std::string diverged_text(const Diverged& d, const OptimizerConfig& c) {
   char buf[300];
-  std::snprintf(buf, sizeof buf,
-                "training diverged in epoch %d (mean loss %.4g after %lld rows) at learning_rate %s",
-                d.epoch, d.loss, static_cast<long long>(d.rows), rate_text(c.learning_rate).c_str());
+  if (2 * d.limited > d.rows && std::isfinite(d.loss))
+    std::snprintf(buf, sizeof buf,
+                  "training diverged in epoch %d at learning_rate %s (the steps of %lld of the "
+                  "first %lld rows would have moved their logits by more than %g and were clipped)",
+                  d.epoch, rate_text(c.learning_rate).c_str(), static_cast<long long>(d.limited),
+                  static_cast<long long>(d.rows), kMaxLogitStep);
+  else
+    std::snprintf(buf, sizeof buf,
+                  "training diverged in epoch %d (mean loss %.4g after %lld rows) at learning_rate %s",
+                  d.epoch, d.loss, static_cast<long long>(d.rows), rate_text(c.learning_rate).c_str());
   return buf;
 }
 
@@ -492,7 +500,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
         throw Error(what + " after " + std::to_string(kMaxRestarts) +
                     " restarts at lower rates; check the feature values (scale them) and set "
                     "optimizer.learning_rate lower, or leave it out (\"auto\")");
-      restarts.push_back({c.learning_rate, d.epoch, d.rows, d.loss});
+      restarts.push_back({c.learning_rate, d.epoch, d.rows, d.loss, d.limited});
       c.learning_rate /= kRestartFactor;
       progress.warn(what + "; restarting at learning_rate " + rate_text(c.learning_rate));
       start.restore(model);

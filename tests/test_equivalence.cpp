@@ -979,6 +979,29 @@ TEST_P(TrainBothLayers, ShortRunGivesTheSameWeights) {
   if (c.l1 > 0) expect_same_zeros(sparse.weight, dense.weight);
 }
 
+// Rows 30 times larger: most steps would move their row's logits by more
+// than kMaxLogitStep, so the clip, which the trainer applies to the
+// gradient before either layer's step, shapes the run; both layers agree.
+TEST_P(TrainBothLayers, ClippedStepsGiveTheSameWeights) {
+  const TrainCase c = GetParam();
+  if (c.schedule == ScheduleKind::kOptimal) GTEST_SKIP() << "\"optimal\" sets its own rates";
+  Dataset d = make_dataset({.rows = 48, .features = 24, .classes = c.classes, .seed = 82});
+  std::vector<float> data(d.x.data().begin(), d.x.data().end());
+  for (float& v : data) v *= 30.0f;
+  d.x = CsrMatrix(d.x.rows(), d.x.cols(), std::vector<Index>(d.x.indptr().begin(), d.x.indptr().end()),
+                  std::vector<Index>(d.x.indices().begin(), d.x.indices().end()), std::move(data));
+  double widest = 0;
+  for (Index r = 0; r < d.x.rows(); ++r) widest = std::max(widest, double(squared_norm(d.x.row(r))) + 1);
+  ASSERT_GT(c.eta / c.batch * widest, 4 * kMaxLogitStep) << "a first step at |g| 1/4 must be clipped";
+  const OptimizerConfig o = config(c, 2);
+  const Model sparse = train(LayerKind::kSparse, d, o, c.classes);
+  const Model dense = train(LayerKind::kDense, d, o, c.classes);
+  const int steps = o.epochs * ((d.x.rows() + c.batch - 1) / c.batch);
+  const double tol = weight_tolerance(steps, max_abs(dense.weight));
+  EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << c.name;
+  EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << c.name;
+}
+
 // optimizer.average through train_model: both layers save the same mean
 // weights, which differ from the last iterate's.
 TEST_P(TrainBothLayers, AveragedRunGivesTheSameMeanWeights) {

@@ -506,9 +506,13 @@ TEST(TrainerTrain, SameSeedGivesBitIdenticalWeights) {
 // epoch with shuffle_rows when `shuffle`), batches of `batch_size` (the last
 // one shorter), one update per batch with eta(t), t counted from 1.
 template <class EtaFn>
+// Each row's gradient is clipped so that its own update moves none of its
+// logits by more than max_logit_step: |g_i| <= max / ((eta / B) (sum v^2 + 1)),
+// the sum over the row's stored values, the 1 for the bias.
 DenseRef reference_sgd(const Rows& rows, const std::vector<std::int32_t>& y, Index F, int K,
                        std::vector<Index> order, bool shuffle, std::uint64_t seed, int epochs,
-                       int batch_size, double l2, double l1, EtaFn eta) {
+                       int batch_size, double l2, double l1, EtaFn eta,
+                       double max_logit_step = kMaxLogitStep) {
   DenseRef ref(F, K);
   std::mt19937_64 rng(seed);
   std::int64_t t = 0;
@@ -516,13 +520,19 @@ DenseRef reference_sgd(const Rows& rows, const std::vector<std::int32_t>& y, Ind
     if (shuffle) shuffle_rows(order, rng);
     for (std::size_t begin = 0; begin < order.size(); begin += batch_size) {
       const std::size_t end = std::min(order.size(), begin + batch_size);
+      const double rate = eta(++t);
       std::vector<std::size_t> batch;
       std::vector<std::vector<double>> grads;
       for (std::size_t p = begin; p < end; ++p) {
         batch.push_back(static_cast<std::size_t>(order[p]));
-        grads.push_back(ref_grad(ref.logits(rows, order[p]), y[order[p]]));
+        std::vector<double> g = ref_grad(ref.logits(rows, order[p]), y[order[p]]);
+        double sq = 1;
+        for (const auto& [j, v] : rows[order[p]]) sq += double(v) * v;
+        const double limit = max_logit_step / (rate / double(end - begin) * sq);
+        for (double& gi : g) gi = std::clamp(gi, -limit, limit);
+        grads.push_back(std::move(g));
       }
-      ref.step(rows, batch, grads, eta(++t), l2, l1);
+      ref.step(rows, batch, grads, rate, l2, l1);
     }
   }
   return ref;
@@ -547,6 +557,41 @@ std::vector<Index> identity(int n) {
   std::vector<Index> v(n);
   std::iota(v.begin(), v.end(), 0);
   return v;
+}
+
+TEST(TrainerTrain, ClipsEachRowsLogitStepAsTheReferenceDoes) {
+  // The rows of the case above times 40 (|x|^2 in the thousands) at rate
+  // 0.8: most steps would move their row's logits by hundreds, so the clip
+  // shapes the whole run. Batches of 3, both schedules' worth of rates,
+  // softmax and sigmoid, L2.
+  for (int classes : {2, 3}) {
+    OrderCase oc = order_case(classes);
+    for (auto& row : oc.rows)
+      for (auto& entry : row) entry.second *= 40.0f;
+    OptimizerConfig c;
+    c.epochs = 4;
+    c.learning_rate = 0.8;
+    c.schedule = ScheduleKind::kLinear;
+    c.batch_size = 3;
+    c.l2 = 0.01;
+    c.seed = 5;
+    Model model = zeros_model(classes, oc.F);
+    const Dataset train = make_dataset("train", oc.F, oc.rows, oc.y);
+    const TrainingSummary s = train_quietly(model, train, nullptr, c);
+    EXPECT_TRUE(s.restarts.empty());
+    const double total = 16.0;
+    auto eta = [&](std::int64_t t) { return 0.8 * (1.0 - double(t - 1) / total); };
+    const int K = classes == 2 ? 1 : classes;
+    const DenseRef clipped = reference_sgd(oc.rows, oc.y, oc.F, K, identity(oc.n), true, 5, 4, 3,
+                                           0.01, 0.0, eta);
+    const DenseRef unclipped = reference_sgd(oc.rows, oc.y, oc.F, K, identity(oc.n), true, 5, 4, 3,
+                                             0.01, 0.0, eta, std::numeric_limits<double>::infinity());
+    double scale = 0;
+    for (const double w : clipped.W) scale = std::max(scale, std::abs(w));
+    EXPECT_LT(max_abs_diff(model.weight, clipped.W), 1e-5 * scale) << classes;
+    EXPECT_LT(max_abs_diff(model.bias, clipped.b), 1e-5 * scale) << classes;
+    EXPECT_GT(max_abs_diff(model.weight, unclipped.W), 0.1 * scale) << "the clip must act here";
+  }
 }
 
 TEST(TrainerTrain, WithoutShuffleVisitsRowsInFileOrder) {

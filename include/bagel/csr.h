@@ -28,6 +28,12 @@ struct RowView {
   std::size_t size() const { return indices.size(); }
 };
 
+// sum of values^2 over the row, in float with eight partial sums (so that
+// it vectorises). Out of line: every caller gets the same rounding, which
+// the training step's clip (train/epoch_loop.h) relies on for models that
+// do not depend on the thread count.
+float squared_norm(RowView row);
+
 // Asks the cache for a row's index and value arrays (a hint). Shuffled
 // epochs visit rows in random order, so each row's arrays are a cache miss
 // unless they are requested a sample or two ahead.

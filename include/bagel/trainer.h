@@ -37,11 +37,16 @@ struct EpochRecord {
 };
 
 // A run that diverged at `learning_rate` and was restarted at a lower one.
+// The most one row's update may move any of that row's logits (the
+// training step's clip: train/epoch_loop.h, README §3).
+inline constexpr double kMaxLogitStep = 10;
+
 struct RateRestart {
   double learning_rate = 0;
   int epoch = 0;
   std::int64_t rows = 0;        // rows of that epoch seen when it was noticed
   double mean_loss = 0;         // their mean loss then (may be inf or NaN)
+  std::int64_t limited_rows = 0;  // of those rows, the ones whose steps had to be clipped
 };
 
 struct TrainingSummary {

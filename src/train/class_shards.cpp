@@ -124,7 +124,7 @@ double ClassShards::run_epoch(Model& model, std::span<const Index> order,
   for (std::size_t s = 0; s < shards_.size(); ++s) {
     const DivergenceWatch& w = *watches[s];
     if (w.stopped() || w.tripped()) {
-      watch.ok(w.rows(), w.stopped() ? 0.0 : w.loss() * k_ / shards_[s].k);
+      watch.ok(w.rows(), w.stopped() ? 0.0 : w.loss() * k_ / shards_[s].k, w.limited(), true);
       break;
     }
   }

@@ -23,6 +23,7 @@
 #include "bagel/progress.h"
 #include "bagel/row_window.h"
 #include "bagel/schedule.h"
+#include "bagel/trainer.h"
 
 namespace bagel::train {
 
@@ -105,15 +106,52 @@ struct StepClock {
   std::int64_t next() { return base + (taken++) * threads + rank + 1; }
 };
 
+// kMaxLogitStep (trainer.h): the most a row's own update may move any of
+// its logits. A step of rate
+// eta (per row of a batch of B) moves output i of the row it learns from by
+// (eta / B) (|x|^2 + 1) g_i, the 1 for the bias: with the rate set for the
+// typical row, a row whose |x|^2 is thousands of times larger (a whole
+// changelog among its entries: 3.6 million against a median of 25 on
+// changelog-era, README §9) would move by thousands, and, through the
+// features it shares with the others, pull every other row's logits far
+// off. Beyond a logit change of 10 (odds of 22,000 to 1) a step teaches
+// the row nothing more, so g_i is clipped to keep it at 10. Rows of the
+// usual scale never reach the limit at the rates that suit them; a rate
+// too large for most rows does, which DivergenceWatch treats as divergence.
+// The clip acts per output, on the gradient before the layer's step, so
+// the dense and sparse layers apply it alike and a one-vs-rest model's
+// classes stay independent (train/class_shards.h); and before the row's
+// weight, so that a row of weight w still counts w times.
+
+// Clips grad[0..k) so that the row's own update moves each logit at most
+// kMaxLogitStep; `reach` is eta / B, the logit change per unit gradient
+// and unit (|x|^2 + 1). True when any output was clipped.
+inline bool limit_logit_step(float* grad, int k, RowView row, double reach) {
+  const double per_unit = reach * (double(squared_norm(row)) + 1.0);
+  if (!(per_unit > 0)) return false;
+  const auto limit = static_cast<float>(kMaxLogitStep / per_unit);
+  bool limited = false;
+  for (int i = 0; i < k; ++i) {
+    if (std::abs(grad[i]) > limit) {
+      grad[i] = std::copysign(limit, grad[i]);
+      limited = true;
+    }
+  }
+  return limited;
+}
+
 // Divergence: a running mean loss that is not finite, or far above the loss
 // at zero weights, where training starts (log K for softmax, K log 2 for
 // one-vs-rest: loss_at_zero()). A rate that is too large for the scale of the rows makes the
 // logits swing by hundreds, and the mean loss with them (35 seen on count
 // data at rate 0.1), so the watch trips within the first thousand rows
 // instead of after a useless epoch. Row weights scale the losses, so the
-// limit is times their mean. "optimal" sets its own rates, so no restart can
-// help it: there only non-finite losses count. Shared by the threads of one
-// epoch: the first one to trip it stops them all at their next check.
+// limit is times their mean. With limit_logit_step() the logits no longer
+// swing, so a rate too large shows instead as most rows' steps clipped: more
+// than half of them trips the watch too. "optimal" sets its own rates, so no
+// restart can help it: there only non-finite losses count. Shared by the
+// threads of one epoch: the first one to trip it stops them all at their
+// next check.
 class DivergenceWatch {
  public:
   // `progress`, when given, is polled for a stop request at each check.
@@ -126,17 +164,20 @@ class DivergenceWatch {
       mean_weight = std::accumulate(d.weight.begin(), d.weight.end(), 0.0) / double(d.weight.size());
     return 4.0 * loss_at_zero(head, classes) * mean_weight;
   }
-  // A running mean over `rows` rows; false once any thread has tripped it
-  // or a stop was requested. `whole` marks the mean of a whole epoch, which
-  // counts however few rows.
-  bool ok(std::int64_t rows, double mean_loss, bool whole = false) {
+  // A running mean over `rows` rows, of which `limited` had their steps
+  // clipped; false once any thread has tripped it or a stop was requested.
+  // `whole` marks the mean of a whole epoch, which counts however few rows.
+  bool ok(std::int64_t rows, double mean_loss, std::int64_t limited, bool whole = false) {
     if (progress_ != nullptr && progress_->stop_requested()) {
       stopped_.store(true, std::memory_order_relaxed);
       return false;
     }
-    if (!std::isfinite(mean_loss) || ((whole || rows >= kMinRows) && mean_loss > limit_)) {
+    const bool enough = whole || rows >= kMinRows;
+    if (!std::isfinite(mean_loss) || (enough && mean_loss > limit_) ||
+        (enough && limit_ < std::numeric_limits<double>::infinity() && 2 * limited > rows)) {
       bool expected = false;
-      if (tripped_.compare_exchange_strong(expected, true)) rows_ = rows, loss_ = mean_loss;
+      if (tripped_.compare_exchange_strong(expected, true))
+        rows_ = rows, loss_ = mean_loss, limited_ = limited;
     }
     return !halted();
   }
@@ -147,6 +188,7 @@ class DivergenceWatch {
   double limit() const { return limit_; }
   std::int64_t rows() const { return rows_; }
   double loss() const { return loss_; }
+  std::int64_t limited() const { return limited_; }
 
  private:
   static constexpr std::int64_t kMinRows = 256;  // fewer rows: a mean of noise
@@ -156,6 +198,7 @@ class DivergenceWatch {
   std::atomic<bool> stopped_{false};
   std::int64_t rows_ = 0;
   double loss_ = 0;
+  std::int64_t limited_ = 0;
 };
 
 // Thrown (outside any parallel region) when a watch tripped.
@@ -163,6 +206,7 @@ struct Diverged {
   int epoch;
   std::int64_t rows;
   double loss;
+  std::int64_t limited;  // of `rows`, those whose steps limit_logit_step() clipped
 };
 
 // Row weights (Dataset::weight): the row's gradient and loss times w. A
@@ -185,6 +229,8 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
                  RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0) {
   const int k = layer.outputs();
   double loss_sum = 0;
+  std::int64_t limited = 0;
+  std::size_t seen = 0;
   for_each_window(data, order, batch_size, window,
                   [&](const CsrMatrix& x, std::span<const std::int32_t> y,
                       std::span<const Index> all, std::size_t offset, bool in_place) {
@@ -196,22 +242,28 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
       if (in_place) prefetch_ahead(x, y, all, next, batch_size);
       if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
       layer.forward(x, rows, scratch.logits.data(), thread);
+      const double eta = schedule.eta(clock.next());
       for (std::size_t b = 0; b < count; ++b) {
         float* grad = scratch.grads.data() + b * k;
         const double loss =
             head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
+        limited += limit_logit_step(grad, k, x.row(rows[b]), eta / double(count));
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
         loss_sum += weigh_row(loss, grad, k, data.weight, order[offset + begin + b]);
       }
-      layer.step(x, rows, scratch.grads.data(), schedule.eta(clock.next()), thread);
+      layer.step(x, rows, scratch.grads.data(), eta, thread);
       const std::size_t done = offset + begin + count;
+      seen = done;
       if (((offset + begin) / batch_size) % 256 == 0) {
         report(done, loss_sum / double(done));
-        if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done))) return false;
+        if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done), limited)) return false;
       }
     }
     return true;
   });
+  // The whole pass, however few its rows (an epoch of 20 rows has no check above).
+  if (seen > 0 && !watch.halted())
+    watch.ok(static_cast<std::int64_t>(seen), loss_sum / double(seen), limited, true);
   return loss_sum;
 }
 

@@ -30,7 +30,9 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
   RowWindow window;
   BatchScratch scratch(c.batch_size, k, head);
   std::vector<double> row_loss(batch);
+  std::vector<char> row_limited(batch);
   double loss_sum = 0;
+  std::int64_t limited = 0;
   float coef = 0;
   double eta = 0;
   RegionErrors errors;
@@ -73,11 +75,14 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
         }
         const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
         layer.forward_readonly(*x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
+        // The rate of the coming step: `step` changes only in the single below.
+        const double reach = schedule.eta(step + 1) / double(count);
         for (std::size_t b = b_lo; b < b_hi; ++b) {
           float* grad = scratch.grads.data() + b * k;
           // Window row i is part[i], as in place.
-          row_loss[b] = weigh_row(head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head),
-                                  grad, k, data.weight, part[begin + b]);
+          const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
+          row_limited[b] = limit_logit_step(grad, k, x->row(rows[b]), reach);
+          row_loss[b] = weigh_row(loss, grad, k, data.weight, part[begin + b]);
         }
 #pragma omp barrier
 #pragma omp single
@@ -90,11 +95,11 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
 #pragma omp single
         {
           layer.end_step(rows, scratch.grads.data(), eta);
-          for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b];
+          for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b], limited += row_limited[b];
           if (c.l1 <= 0) layer.merge();
           const std::size_t done = w0 + begin + count;
           if (((w0 + begin) / batch) % 256 == 0)
-            watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done));
+            watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done), limited);
         }
         if (c.l1 > 0) {
           layer.catch_up_range(*x, rows, f_lo, f_hi);
@@ -115,6 +120,7 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
     }
   }
   errors.rethrow();
+  if (n > 0 && !watch.halted()) watch.ok(static_cast<std::int64_t>(n), loss_sum / double(n), limited, true);
   return loss_sum;
 }
 
