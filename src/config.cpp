@@ -315,7 +315,11 @@ nlohmann::json resolved_json(const TrainConfig& c) {
 
 int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
                 bool averaged) {
-  if (averaged && rows <= kAutoAverageRows) return kSmallDataEpochs;
+  if (averaged && rows <= kAutoAverageRows) {
+    const std::int64_t for_updates =
+        (kAveragedRowUpdates + rows - 1) / std::max<std::int64_t>(rows, 1);
+    return static_cast<int>(std::clamp<std::int64_t>(for_updates, kSmallDataEpochs, kMaxSmallDataEpochs));
+  }
   constexpr std::int64_t kRowUpdates = 200000;
   constexpr std::int64_t kWeightUpdates = 300;
   const std::int64_t for_rows = (kRowUpdates + rows - 1) / std::max<std::int64_t>(rows, 1);

@@ -76,10 +76,14 @@ TEST(Config, AutoEpochsUpdateEachUsedWeightRowAbout300Times) {
   EXPECT_EQ(auto_epochs(0, 0, 0, false), 20);
 }
 
-TEST(Config, AutoEpochsOfAveragedSmallDataAre40) {
-  // Averaged SGD on at most kAutoAverageRows rows: 40 passes, whatever the
-  // other rules say; one row more, or the last iterate, and the rules apply.
-  EXPECT_EQ(auto_epochs(100, 100 * 100, 100, true), kSmallDataEpochs);
+TEST(Config, AutoEpochsOfAveragedSmallDataAreAtLeast40) {
+  // Averaged SGD on at most kAutoAverageRows rows: 40 passes, or enough for
+  // 100,000 updates (at most 200), whatever the other rules say; one row
+  // more, or the last iterate, and the rules apply.
+  EXPECT_EQ(auto_epochs(100, 100 * 100, 100, true), kMaxSmallDataEpochs);
+  EXPECT_EQ(auto_epochs(930, 930 * 19, 900, true), 108);  // fortunes-pair's training rows
+  EXPECT_EQ(auto_epochs(2500, 2500 * 19, 900, true), 40);
+  EXPECT_EQ(auto_epochs(2499, 2499 * 19, 900, true), 41);
   EXPECT_EQ(auto_epochs(kAutoAverageRows, kAutoAverageRows * 100, kAutoAverageRows, true), 40);
   EXPECT_EQ(auto_epochs(kAutoAverageRows, kAutoAverageRows * 100, kAutoAverageRows, false), 20);
   EXPECT_EQ(auto_epochs(kAutoAverageRows + 1, (kAutoAverageRows + 1) * 100, 100, true), 20);
@@ -93,7 +97,7 @@ TEST(Config, AutoEpochsOfAMatrixCountTheColumnsItsRowsUse) {
   const CsrMatrix x = CsrMatrix::view(3, 10, indptr, indices, data);
   EXPECT_EQ(auto_epochs(x, false), auto_epochs(3, 6, 3, false));
   EXPECT_EQ(auto_epochs(x, false), 20);  // ceil(300 / 2) = 150, clamped
-  EXPECT_EQ(auto_epochs(x, true), kSmallDataEpochs);
+  EXPECT_EQ(auto_epochs(x, true), kMaxSmallDataEpochs);
 }
 
 TEST(Config, AverageIsAutoByDefaultAndResolvedFromTheRows) {

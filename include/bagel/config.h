@@ -105,9 +105,11 @@ struct TrainConfig {
 // in use to be updated about 300 times (nonzeros / used_features a pass):
 // data whose features are mostly rare, such as 75 non-zeros a row over 2^20
 // features, needs more passes than its row count says. Averaged SGD on at
-// most kAutoAverageRows rows (average "auto"'s case) takes kSmallDataEpochs:
-// there the mean of the steps kept gaining past 20 passes, where the last
-// iterate of larger sets lost accuracy from 20 passes on (README §9).
+// most kAutoAverageRows rows (average "auto"'s case) takes kSmallDataEpochs,
+// or more where that is under kAveragedRowUpdates updates (at most
+// kMaxSmallDataEpochs): there the mean of the steps kept gaining past 20
+// passes, where the last iterate of larger sets lost accuracy from 20
+// passes on, and a set of 930 rows gained again from 40 to ~100 (README §9).
 int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
                 bool averaged);
 
@@ -115,6 +117,8 @@ int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_feat
 int auto_epochs(const CsrMatrix& x, bool averaged);
 
 inline constexpr int kSmallDataEpochs = 40;
+inline constexpr std::int64_t kAveragedRowUpdates = 100000;
+inline constexpr int kMaxSmallDataEpochs = 200;
 
 // average "auto": averaged SGD for training sets of at most this many rows:
 // on the four such sets of README §9 it changed test accuracy by +0.4, +1.3,

@@ -109,11 +109,13 @@ def test_other_dtypes_convert_once_and_train_the_same_model(multi):
 
 def test_class_weight_moves_predictions_towards_the_heavy_class(binary):
     (xtr, ytr), (xte, _) = binary["train"], binary["test"]
-    # One rate for both: the calibrated rate differs with the weights, and
-    # how far a weight moves the predictions depends on the rate.
-    plain = bagel.BagelClassifier(learning_rate=0.03).fit(xtr, ytr)
+    # One rate and number of passes for both: the calibrated rate differs
+    # with the weights, and how far a weight moves the predictions depends
+    # on the rate and on how near the optimum the run ends.
+    plain = bagel.BagelClassifier(learning_rate=0.03, epochs=40).fit(xtr, ytr)
     heavy = plain.classes_[1]  # the class predicted less often
-    weighted = bagel.BagelClassifier(learning_rate=0.03, class_weight={heavy: 10}).fit(xtr, ytr)
+    weighted = bagel.BagelClassifier(learning_rate=0.03, epochs=40,
+                                     class_weight={heavy: 10}).fit(xtr, ytr)
     assert np.mean(weighted.predict(xte) == heavy) > np.mean(plain.predict(xte) == heavy) + 0.05
     assert weighted.training_["class_weights"][heavy] == 10
     balanced = bagel.BagelClassifier(class_weight="balanced").fit(xtr, ytr)
