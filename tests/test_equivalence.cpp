@@ -951,6 +951,16 @@ class TrainBothLayers : public ::testing::TestWithParam<TrainCase> {
     o.threads = 1;
     return o;
   }
+  // The two layers' weights and biases agree within the drift tolerance of
+  // the run's number of updates; returns that tolerance.
+  static double expect_layers_agree(const Model& sparse, const Model& dense, const OptimizerConfig& o,
+                                    Index rows, const char* name) {
+    const int steps = o.epochs * static_cast<int>((rows + o.batch_size - 1) / o.batch_size);
+    const double tol = weight_tolerance(steps, max_abs(dense.weight));
+    EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << name;
+    EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << name;
+    return tol;
+  }
   static Model train(LayerKind layer, const Dataset& d, const OptimizerConfig& o, int classes,
                      const Dataset* valid = nullptr) {
     Model m = Model::zeros(class_names(classes), false, d.x.cols());
@@ -994,12 +1004,8 @@ TEST_P(TrainBothLayers, ClippedStepsGiveTheSameWeights) {
   for (Index r = 0; r < d.x.rows(); ++r) widest = std::max(widest, double(squared_norm(d.x.row(r))) + 1);
   ASSERT_GT(c.eta / c.batch * widest, 4 * kMaxLogitStep) << "a first step at |g| 1/4 must be clipped";
   const OptimizerConfig o = config(c, 2);
-  const Model sparse = train(LayerKind::kSparse, d, o, c.classes);
-  const Model dense = train(LayerKind::kDense, d, o, c.classes);
-  const int steps = o.epochs * ((d.x.rows() + c.batch - 1) / c.batch);
-  const double tol = weight_tolerance(steps, max_abs(dense.weight));
-  EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << c.name;
-  EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << c.name;
+  expect_layers_agree(train(LayerKind::kSparse, d, o, c.classes), train(LayerKind::kDense, d, o, c.classes),
+                      o, d.x.rows(), c.name);
 }
 
 // optimizer.average through train_model: both layers save the same mean
@@ -1013,10 +1019,7 @@ TEST_P(TrainBothLayers, AveragedRunGivesTheSameMeanWeights) {
   o.average = true;
   const Model sparse = train(LayerKind::kSparse, d, o, c.classes);
   const Model dense = train(LayerKind::kDense, d, o, c.classes);
-  const int steps = o.epochs * ((d.x.rows() + c.batch - 1) / c.batch);
-  const double tol = weight_tolerance(steps, max_abs(dense.weight));
-  EXPECT_LE(max_abs_diff(sparse.weight, dense.weight), tol) << c.name;
-  EXPECT_LE(max_abs_diff(sparse.bias, dense.bias), tol) << c.name;
+  const double tol = expect_layers_agree(sparse, dense, o, d.x.rows(), c.name);
   EXPECT_GT(max_abs_diff(sparse.weight, plain.weight), 100 * tol) << c.name;
   // With a validation set the trainer keeps the mean in a copy of the model
   // after every epoch (for the metrics); the saved model is the same.
