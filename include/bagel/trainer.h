@@ -36,11 +36,11 @@ struct EpochRecord {
   std::optional<Metrics> valid;
 };
 
-// A run that diverged at `learning_rate` and was restarted at a lower one.
 // The most one row's update may move any of that row's logits (the
 // training step's clip: train/epoch_loop.h, README §3).
 inline constexpr double kMaxLogitStep = 10;
 
+// A run that diverged at `learning_rate` and was restarted at a lower one.
 struct RateRestart {
   double learning_rate = 0;
   int epoch = 0;

@@ -107,14 +107,13 @@ struct StepClock {
 };
 
 // kMaxLogitStep (trainer.h): the most a row's own update may move any of
-// its logits. A step of rate
-// eta (per row of a batch of B) moves output i of the row it learns from by
-// (eta / B) (|x|^2 + 1) g_i, the 1 for the bias: with the rate set for the
-// typical row, a row whose |x|^2 is thousands of times larger (a whole
-// changelog among its entries: 3.6 million against a median of 25 on
-// changelog-era, README §9) would move by thousands, and, through the
-// features it shares with the others, pull every other row's logits far
-// off. Beyond a logit change of 10 (odds of 22,000 to 1) a step teaches
+// its logits. A step of rate eta on a batch of B rows moves output i of a
+// row it learns from by (eta / B) (|x|^2 + 1) g_i, the 1 for the bias: with
+// the rate set for the typical row, a row whose |x|^2 is thousands of times
+// larger (a whole changelog among its entries: 3.6 million against a median
+// of 25 on changelog-era, README §9) would move by thousands, and, through
+// the features it shares with the others, pull every other row's logits
+// far off. Beyond a logit change of 10 (odds of 22,000 to 1) a step teaches
 // the row nothing more, so g_i is clipped to keep it at 10. Rows of the
 // usual scale never reach the limit at the rates that suit them; a rate
 // too large for most rows does, which DivergenceWatch treats as divergence.
