@@ -18,13 +18,18 @@
 //     which, for a row every copy trains in every block, adds up over blocks
 //     to the sum of the copies' changes, as T threads taking turns would.
 // Without L2, L1 or averaged SGD only the rows some copy touched can change,
-// so the combination visits just those (each copy logs its rows, bucketed by
-// the thread that combines them); otherwise every row, every block.
+// so the combination visits just those (each copy marks its rows in a
+// bitset; thread t combines every T-th run of 1024 rows); otherwise every
+// row, every block.
 // With 4 blocks per thread and epoch, measured within 0.33 points of one
-// thread's test accuracy on README §9's sets at 2 threads and 0.47 at 8; but
-// slower than one thread on every one of them (README §9).
+// thread's test accuracy on README §9's sets at 2 threads and 0.47 at 8
+// (2 blocks a thread lost up to 0.5 at 4 threads). The combination reads
+// and writes T + 2 arrays for every row a block touched: on 2^20 features
+// that is as much memory traffic as the steps, and the loop on 2 threads
+// ran 0.6-1.08x one thread's (README §9).
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -35,29 +40,47 @@
 
 namespace bagel::train {
 
-// The weight rows one copy changed in the current block, each once, in
-// buckets by the thread that combines them (row j: bucket j % owners).
+// The weight rows one copy stepped on in the current block: one bit a row,
+// so recording costs an OR a non-zero and the combination walks the rows in
+// order without sorting (a sorted log of row ids cost as much as the steps
+// on 2^20 features).
 class TouchLog {
  public:
-  TouchLog(Index features, int owners);
+  explicit TouchLog(Index features);
   void record(const CsrMatrix& x, std::span<const Index> rows) {
     for (const Index r : rows)
       for (const Index j : x.row(r).indices) {
-        std::uint32_t& s = stamp_[static_cast<std::size_t>(j)];
-        if (s == block_) continue;
-        s = block_;
-        buckets_[static_cast<std::size_t>(j % owners_)].push_back(j);
+        const auto u = static_cast<std::uint32_t>(j);
+        bits_[u >> 6] |= std::uint64_t{1} << (u & 63);
       }
   }
-  std::span<const Index> rows_of(int owner) const { return buckets_[static_cast<std::size_t>(owner)]; }
-  void sort();  // each bucket by row
-  void next_block();
+  std::size_t words() const { return bits_.size(); }
+  std::uint64_t word(std::size_t w) const { return bits_[w]; }
+  void clear(std::size_t lo, std::size_t hi);  // words [lo, hi)
 
  private:
-  std::vector<std::uint32_t> stamp_;  // the block in which each row was last logged
-  std::uint32_t block_ = 1;
-  std::vector<std::vector<Index>> buckets_;
-  int owners_;
+  std::vector<std::uint64_t> bits_;
+};
+
+// (1 - 1/n)^age, the block momentum's decay, looked up for the ages a row
+// usually has (std::pow on every combined row cost a fifth of the
+// combination); the same values std::pow gives. n is the number of copies
+// that changed a row, 1..copies.
+class MomentumDecay {
+ public:
+  explicit MomentumDecay(int copies);
+  float operator()(int n, std::uint32_t age) const {
+    if (n <= 1) return 0.0f;
+    if (age < kAges) return table_[static_cast<std::size_t>(n) * kAges + age];
+    return std::pow(1.0f - 1.0f / static_cast<float>(n), static_cast<float>(age));
+  }
+  // 1/n, the mean's factor (a division a row was a fifth of the combination).
+  float inverse(int n) const { return inverse_[static_cast<std::size_t>(n)]; }
+
+ private:
+  static constexpr std::uint32_t kAges = 64;
+  std::vector<float> table_;
+  std::vector<float> inverse_;
 };
 
 class Replicas {
@@ -84,8 +107,8 @@ class Replicas {
   // The arrays of copy r (0: the model's).
   float* weight_of(Model& model, int r);
   float* bias_of(Model& model, int r);
-  void combine_row(Model& model, std::size_t j, std::span<const float> scales, bool sparse);
-  void combine_bias(Model& model);
+  // This rank's share of the combination at the end of a block (replicas.cpp).
+  void combine(Model& model, int rank, std::span<const float> scales);
   void copy_model(Model& model, int rank);
 
   int threads_;
@@ -95,6 +118,7 @@ class Replicas {
   std::vector<std::vector<float>> weight_, bias_;  // copies 1..T-1
   std::vector<EmbeddingBagLayer> layers_;
   std::vector<TouchLog> logs_;                     // one per copy (sparse only)
+  MomentumDecay decay_;
   std::vector<float> ones_;                        // the biases' scales (they have none)
   std::vector<float> base_weight_, base_bias_;     // the model at the last combination
   std::vector<float> velocity_weight_, velocity_bias_;
