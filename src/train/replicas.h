@@ -26,7 +26,7 @@
 // (2 blocks a thread lost up to 0.5 at 4 threads). The combination reads
 // and writes T + 2 arrays for every row a block touched: on 2^20 features
 // that is as much memory traffic as the steps, and the loop on 2 threads
-// ran 0.6-1.08x one thread's (README §9).
+// ran 0.66-1.29x one thread's (README §9).
 #pragma once
 
 #include <cmath>
