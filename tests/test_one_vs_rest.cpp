@@ -44,6 +44,25 @@ TEST(OneVsRestLoss, IsTheSumOfTheBinaryLossesAndItsGradient) {
   }
 }
 
+TEST(OneVsRestLoss, ManyOutputsSumTheBinaryLossesToo) {
+  // 1,500 outputs (three of the product's chunks), margins from -40 to 40
+  // and at 0, where each term's log1p(e) runs from 4e-18 to log 2.
+  const int k = 1500;
+  std::vector<float> z(k), grad(k);
+  for (int i = 0; i < k; ++i) z[static_cast<std::size_t>(i)] = -40.0f + 80.0f * static_cast<float>(i % 97) / 96.0f;
+  z[700] = 0.0f;
+  for (const std::int32_t y : {0, 700, k - 1}) {
+    const double loss = OneVsRestLogLoss::loss_and_grad(z.data(), y, grad.data(), k);
+    double expected = 0;
+    for (int i = 0; i < k; ++i) {
+      float g = 0;
+      expected += BinaryLogLoss::loss_and_grad(&z[static_cast<std::size_t>(i)], i == y, &g, 1);
+      ASSERT_EQ(grad[static_cast<std::size_t>(i)], g) << "output " << i;
+    }
+    EXPECT_NEAR(loss, expected, 1e-12 * expected) << "label " << y;
+  }
+}
+
 TEST(OneVsRestLoss, ProbabilitiesAreTheNormalisedSigmoids) {
   const std::vector<float> z = {1.0f, -2.0f, 0.5f};
   double p[3];

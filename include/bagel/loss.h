@@ -95,14 +95,25 @@ struct SoftmaxCrossEntropy {
 // scikit-learn's one-vs-rest predict_proba).
 struct OneVsRestLogLoss {
   static constexpr int outputs_for(int num_classes) { return num_classes; }
+  // The K log1p(e_i) terms are summed as one log of the product of the
+  // (1 + e_i), each in (1, 2] (a log a chunk of kChunk outputs, so the
+  // product stays below 2^512): a log1p an output was a fifth of the
+  // training time on 20 classes. The sum is off by at most ~K * 1e-16.
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, int k) {
+    constexpr int kChunk = 512;
     double loss = 0;
-    for (int i = 0; i < k; ++i) {
-      const double zd = z[i];
-      const double e = std::exp(-std::abs(zd));
-      const int yi = i == y;
-      grad[i] = static_cast<float>((zd >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e)) - yi);
-      loss += std::max(zd, 0.0) + std::log1p(e) - yi * zd;
+    for (int i0 = 0; i0 < k; i0 += kChunk) {
+      const int end = std::min(k, i0 + kChunk);
+      double product = 1;
+      for (int i = i0; i < end; ++i) {
+        const double zd = z[i];
+        const double e = std::exp(-std::abs(zd));
+        const int yi = i == y;
+        grad[i] = static_cast<float>((zd >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e)) - yi);
+        loss += std::max(zd, 0.0) - yi * zd;
+        product *= 1.0 + e;
+      }
+      loss += std::log(product);
     }
     return loss;
   }
