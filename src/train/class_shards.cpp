@@ -34,7 +34,7 @@ void put_columns(const float* group, int width, int first, int k, Index lo, Inde
 
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
                          const Dataset& data)
-    : k_(model.num_outputs), features_(model.num_features) {
+    : k_(model.num_outputs), features_(model.num_features), data_(&data) {
   const int groups = std::clamp(plan.threads, 1, k_);
   shards_.resize(static_cast<std::size_t>(groups));  // never moved after: the layers hold spans
   const CsrMatrix& x = data.x;
@@ -59,6 +59,45 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
     take_columns(model.weight.data(), k_, sh.first, sh.k, 0, features_, sh.weight.data());
     sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
   }
+  const double copy_bytes = double(x.nonZeros()) * (sizeof(Index) + sizeof(float)) +
+                            double(x.rows()) * (sizeof(Index) + sizeof(std::int32_t));
+  gathered_ = groups > 1 && copy_bytes <= kMaxEpochCopyBytes;
+}
+
+bool ClassShards::gather_epoch(std::span<const Index> order, int s, RegionErrors& errors) {
+  const int groups = static_cast<int>(shards_.size());
+  const Dataset& data = *data_;
+#pragma omp single
+  errors.run([&] { epoch_.begin(order.size(), groups); });
+  if (errors.failed()) return false;
+  epoch_.count_part(data.x, data.y, order, s, groups);
+#pragma omp barrier
+#pragma omp single
+  errors.run([&] { epoch_.allocate(); });
+  if (errors.failed()) return false;
+  epoch_.copy_part(data.x, order, s, groups);
+#pragma omp barrier
+#pragma omp single
+  errors.run([&] { epoch_.finish(data.x.cols()); });
+  if (errors.failed()) return false;
+  // Each group: its labels (relative to its first class, as sh.data's) and
+  // the rows' weights, in the epoch's order.
+  Shard& sh = shards_[static_cast<std::size_t>(s)];
+  errors.run([&] {
+    const CsrMatrix& x = epoch_.matrix();
+    sh.epoch.name = data.name;
+    sh.epoch.x = CsrMatrix::view(x.rows(), x.cols(), x.indptr(), x.indices(), x.data());
+    const std::span<const std::int32_t> labels = epoch_.labels();
+    sh.epoch.y.resize(labels.size());
+    for (std::size_t i = 0; i < labels.size(); ++i) {
+      const std::int32_t y = labels[i] - sh.first;
+      sh.epoch.y[i] = y >= 0 && y < sh.k ? y : -1;
+    }
+    sh.epoch.weight.resize(data.weight.empty() ? 0 : order.size());
+    for (std::size_t i = 0; i < sh.epoch.weight.size(); ++i)
+      sh.epoch.weight[i] = data.weight[static_cast<std::size_t>(order[i])];
+  });
+  return !errors.failed();
 }
 
 void ClassShards::start_averaging() {
@@ -93,21 +132,26 @@ double ClassShards::run_epoch(Model& model, std::span<const Index> order,
     const DenormalsAreZero flush_denormals;
     const int s = omp_get_thread_num();
     Shard& sh = shards_[static_cast<std::size_t>(s)];
-    errors.run([&] {
-      if (!sh.scratch) sh.scratch.emplace(c.batch_size, sh.k, Head::kOneVsRest);
-      StepClock clock{step};
-      loss[static_cast<std::size_t>(s)] = bagel::train::run_epoch(
-          *sh.layer, sh.data, order, c.batch_size, schedule, clock, *sh.scratch, sh.window,
-          *watches[static_cast<std::size_t>(s)], [&](std::size_t done, double mean) {
-            running[static_cast<std::size_t>(s)].store(mean, std::memory_order_relaxed);
-            if (s != 0) return;
-            double total = 0;
-            for (const std::atomic<double>& r : running) total += r.load(std::memory_order_relaxed);
-            progress.update(static_cast<std::int64_t>(done), total);
-          });
-      sh.layer->flush();
-      if (s == 0) taken = clock.taken;
-    });
+    const bool gathered = gathered_ && gather_epoch(order, s, errors);
+    if (!errors.failed())
+      errors.run([&] {
+        if (!sh.scratch) sh.scratch.emplace(c.batch_size, sh.k, Head::kOneVsRest);
+        StepClock clock{step};
+        loss[static_cast<std::size_t>(s)] = bagel::train::run_epoch(
+            *sh.layer, gathered ? sh.epoch : sh.data,
+            gathered ? epoch_.local_rows() : order, c.batch_size, schedule, clock, *sh.scratch,
+            sh.window, *watches[static_cast<std::size_t>(s)],
+            [&](std::size_t done, double mean) {
+              running[static_cast<std::size_t>(s)].store(mean, std::memory_order_relaxed);
+              if (s != 0) return;
+              double total = 0;
+              for (const std::atomic<double>& r : running) total += r.load(std::memory_order_relaxed);
+              progress.update(static_cast<std::int64_t>(done), total);
+            },
+            0, gathered);
+        sh.layer->flush();
+        if (s == 0) taken = clock.taken;
+      });
 #pragma omp barrier
     // Each thread merges one range of features, every group's columns.
     if (!errors.failed())

@@ -9,7 +9,10 @@
 // merged model is the one-thread model bit for bit, at every thread count
 // (tests/test_parallel.cpp). What it costs: every thread reads every row,
 // and the weights are copied into the groups once and merged back after
-// each epoch. The divergence watch checks each group's loss against its
+// each epoch. The epoch's shuffled rows are gathered once, by all the
+// threads together, into one copy that every group reads in order (when
+// it takes at most kMaxEpochCopyBytes; else each group gathers its own
+// windows of rows, as one thread does). The divergence watch checks each group's loss against its
 // share of the limit (4 log 2 a class), so a restart may come at another
 // row than one thread's would.
 #pragma once
@@ -21,6 +24,8 @@
 
 #include "bagel/embedding_bag.h"
 #include "bagel/model.h"
+#include "bagel/parallel_errors.h"
+#include "bagel/row_window.h"
 #include "bagel/train_plan.h"
 #include "train/epoch_loop.h"
 
@@ -62,14 +67,25 @@ class ClassShards {
     std::span<float> bias;
     std::vector<float> mean_weight, mean_bias;  // write_average's scratch
     Dataset data;   // the training rows (a view) with labels relative to `first`
+    Dataset epoch;  // the epoch's gathered rows (a view) with the group's labels and weights
     std::optional<EmbeddingBagLayer> layer;
     std::optional<BatchScratch> scratch;  // made by its thread, kept across epochs
     RowWindow window;
   };
   static constexpr std::size_t kPad = 16;
+  // The shared copy's limit: its indices, values, row pointers and labels.
+  static constexpr double kMaxEpochCopyBytes = 256.0 * (1 << 20);
+
+  // The epoch's rows in `order`, gathered by the `groups` threads of the
+  // region (each calls it); then each group's labels and weights for them.
+  // False when an allocation failed (kept in `errors`).
+  bool gather_epoch(std::span<const Index> order, int s, RegionErrors& errors);
 
   int k_;
   Index features_;
+  const Dataset* data_;   // the training set
+  bool gathered_ = false; // epochs read one shared copy of their rows (epoch_)
+  RowWindow epoch_;
   std::vector<Shard> shards_;
 };
 

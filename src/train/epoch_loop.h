@@ -79,13 +79,14 @@ inline bool use_windows(const CsrMatrix& x, std::size_t batch) {
 
 // Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
 // indexes x and y; offset is the position of rows[0] in `order`), or once
-// over the data itself (in_place) when a batch is too big to copy, until
-// body returns false.
+// over the data itself (in_place) when a batch is too big to copy or the
+// rows are already in training order (`in_order`: a copy gathered for the
+// epoch), until body returns false.
 template <class Body>
 void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
-                     RowWindow& window, Body&& body) {
+                     RowWindow& window, Body&& body, bool in_order = false) {
   const auto batch = static_cast<std::size_t>(batch_size);
-  if (!use_windows(data.x, batch)) {
+  if (in_order || !use_windows(data.x, batch)) {
     body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
     return;
   }
@@ -221,11 +222,13 @@ inline double weigh_row(double loss, float* grad, int k, std::span<const float> 
 // One pass over `order`; returns the summed loss. Template over the layer so
 // forward/step are direct calls; report(rows done, mean loss) is called every
 // 256 batches, where the pass also stops once `watch` has tripped; `thread`
-// is the caller's Hogwild thread (0 otherwise).
+// is the caller's Hogwild thread (0 otherwise); `in_order`: data's rows are
+// the epoch's in order (order is 0, 1, ...), read in place.
 template <class Layer, class Report>
 inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
                  const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
-                 RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0) {
+                 RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0,
+                 bool in_order = false) {
   const int k = layer.outputs();
   double loss_sum = 0;
   std::int64_t limited = 0;
@@ -259,7 +262,7 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
       }
     }
     return true;
-  });
+  }, in_order);
   // The whole pass, however few its rows (an epoch of 20 rows has no check above).
   if (seen > 0 && !watch.halted())
     watch.ok(static_cast<std::int64_t>(seen), loss_sum / double(seen), limited, true);
