@@ -71,6 +71,11 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
   model.training["bagel_version"] = BAGEL_VERSION;
 }
 
+// The columns a new model needs: the wider of the train and valid splits.
+Index widest_split(const TrainingData& data) {
+  return std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
+}
+
 // `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
 // A resume's weights are in the data's feature numbers, as saved.
 TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
@@ -90,11 +95,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   // the metrics below use the same numbering, then the model gets its own back.
   const auto t_reorder = Clock::now();
   std::optional<FeatureOrder> order;
-  OptimizerConfig resolved = config.optimizer;
-  resolve_averaging(resolved, train.x.rows());
-  if (plan_training(resolved, config.layer, train.x.rows(),
-                    {start.head(), start.num_outputs, start.num_features})
-          .reorder_features) {
+  if (resolve_training(config, data, &start).plan.reorder_features) {
     order = FeatureOrder::by_frequency(train.x, start.num_features);
     order->apply(train.x);
     if (valid) order->apply(valid->x);
@@ -141,10 +142,22 @@ void check_warm_start(const Model& start, const std::string& start_dir, const Da
                           "; a warm start needs data vectorised with that model's vocabulary");
 }
 
+ResolvedRun resolve_training(const TrainConfig& config, const TrainingData& data,
+                             const Model* start) {
+  ModelShape shape;
+  if (start != nullptr) {
+    shape = {start->head(), start->num_outputs, start->num_features};
+  } else {
+    shape.outputs = num_outputs_for(static_cast<int>(data.classes.size()));
+    shape.head = shape.outputs == 1 ? Head::kSigmoid : config.multiclass.value_or(kDefaultMulticlass);
+    shape.features = widest_split(data);
+  }
+  return resolve_run(config.optimizer, config.layer, data.train.x.rows(), shape);
+}
+
 TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress,
                   Checkpointing checkpoints) {
-  const Index num_features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
-  Model start = Model::zeros(data.classes.names, data.classes.numeric, num_features,
+  Model start = Model::zeros(data.classes.names, data.classes.numeric, widest_split(data),
                              config.multiclass.value_or(kDefaultMulticlass));
   return run(std::move(start), true, config, std::move(data), progress, checkpoints);
 }

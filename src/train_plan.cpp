@@ -4,6 +4,7 @@
 
 #include "bagel/cores.h"
 #include "bagel/error.h"
+#include "bagel/model.h"
 
 namespace bagel {
 
@@ -77,6 +78,18 @@ TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t 
   }
   p.reorder_features = reorder_pays_off(c, layer, p.threads);
   return p;
+}
+
+ModelShape shape_of(const Model& model) {
+  return {model.head(), model.num_outputs, model.num_features};
+}
+
+ResolvedRun resolve_run(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
+                        const ModelShape& model) {
+  ResolvedRun run{c, {}};
+  resolve_averaging(run.optimizer, rows);
+  run.plan = plan_training(run.optimizer, layer, rows, model);
+  return run;
 }
 
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads) {

@@ -410,9 +410,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
                                  const OptimizerConfig& c, LayerKind layer, Progress& progress) {
   if ((c.learning_rate <= 0 && c.schedule != ScheduleKind::kOptimal) || c.epochs <= 0)
     throw Error("train_fixed_rate: learning_rate and epochs must be set");
-  const TrainPlan plan =
-      plan_training(c, layer, train_data.x.rows(),
-                    {model.head(), model.num_outputs, model.num_features});
+  const TrainPlan plan = resolve_run(c, layer, train_data.x.rows(), shape_of(model)).plan;
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
@@ -437,11 +435,9 @@ std::string resume_unsupported(const OptimizerConfig& c, LayerKind layer, const 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
                             const OptimizerConfig& config, LayerKind layer, Progress& progress,
                             Checkpointing checkpoints) {
-  OptimizerConfig c = config;
-  resolve_averaging(c, train_data.x.rows());
-  const TrainPlan plan =
-      plan_training(c, layer, train_data.x.rows(),
-                    {model.head(), model.num_outputs, model.num_features});
+  const ResolvedRun run = resolve_run(config, layer, train_data.x.rows(), shape_of(model));
+  OptimizerConfig c = run.optimizer;
+  const TrainPlan& plan = run.plan;
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   const auto t_start = Clock::now();
   if (!resume_unsupported(c, layer, plan).empty()) checkpoints.latest = nullptr;

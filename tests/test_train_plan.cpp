@@ -8,6 +8,7 @@
 
 #include "bagel/cores.h"
 #include "bagel/error.h"
+#include "bagel/pipeline.h"
 #include "bagel/progress.h"
 #include "bagel/synthetic.h"
 #include "bagel/trainer.h"
@@ -168,6 +169,48 @@ TEST(TrainPlan, AStopRequestEndsTrainingInEveryStrategy) {
     });
     EXPECT_THROW(train_model(m, d, nullptr, c, LayerKind::kSparse, quiet), Interrupted) << mode;
     stopper.join();
+  }
+}
+
+// The settings and plan the pipeline resolves before training (for the
+// feature order, and the CLI for resuming) are those the trainer runs with.
+TrainingData training_data(int classes, Index rows, Index valid_columns) {
+  TrainingData data;
+  for (int i = 0; i < classes; ++i) data.classes.names.push_back("c" + std::to_string(i));
+  data.train = synthetic(classes, rows, 3, 2000);
+  Dataset valid = synthetic(classes, 200, 4, valid_columns);
+  data.valid = std::move(valid);
+  data.class_weight.assign(static_cast<std::size_t>(classes), 1.0);
+  return data;
+}
+
+TEST(TrainPlan, ThePipelineResolvesTheRunTheTrainerRuns) {
+  struct Case {
+    int classes;
+    std::optional<Head> multiclass;
+    ParallelStrategy strategy;
+  };
+  for (const Case& k : {Case{2, std::nullopt, ParallelStrategy::kReplicas},
+                        Case{5, std::nullopt, ParallelStrategy::kClassShards},
+                        Case{5, Head::kSoftmax, ParallelStrategy::kReplicas}}) {
+    TrainConfig config;
+    config.multiclass = k.multiclass;
+    config.optimizer.threads = 2;
+    config.optimizer.average_auto = true;
+    config.optimizer.epochs = 1;
+    TrainingData data = training_data(k.classes, 3000, 2500);
+    const ResolvedRun run = resolve_training(config, data);
+    EXPECT_EQ(run.plan.strategy, k.strategy) << k.classes << " classes";
+    EXPECT_TRUE(run.optimizer.average);  // "auto", 3000 rows: averaged
+    EXPECT_FALSE(run.optimizer.average_auto);
+    Progress quiet(Progress::Mode::kQuiet, std::cerr);
+    const TrainResult r = train(config, std::move(data), quiet);
+    EXPECT_EQ(r.model.num_features, 2500);  // the wider split, as the plan saw it
+    EXPECT_EQ(r.summary.plan.to_json(), run.plan.to_json()) << k.classes << " classes";
+    EXPECT_TRUE(r.summary.average);
+    // From that model (a warm start), its own head and width.
+    const ResolvedRun again = resolve_training(config, training_data(k.classes, 3000, 2500), &r.model);
+    EXPECT_EQ(again.plan.to_json(), run.plan.to_json());
   }
 }
 

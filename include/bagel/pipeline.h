@@ -12,6 +12,7 @@
 #include "bagel/metrics.h"
 #include "bagel/model.h"
 #include "bagel/progress.h"
+#include "bagel/train_plan.h"
 #include "bagel/trainer.h"
 
 namespace bagel {
@@ -41,6 +42,13 @@ TrainResult train(const TrainConfig& config, TrainingData data, Progress& progre
 // otherwise.
 TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress,
                   Checkpointing checkpoints = {});
+
+// What train() will train on `data`: `start`'s head, outputs and features
+// when it starts from a model, else a new model's for data's classes and
+// the widest split (what train(config, data) builds), and how: the run's
+// resolved settings and plan (train_plan.h).
+ResolvedRun resolve_training(const TrainConfig& config, const TrainingData& data,
+                             const Model* start = nullptr);
 
 // A warm start (config "init"): checks that split `d`, read from `source`,
 // fits `start`, the model loaded from `start_dir`, before any training. An

@@ -68,6 +68,9 @@ struct ModelShape {
   std::int64_t features = 0;
 };
 
+struct Model;
+ModelShape shape_of(const Model& model);
+
 struct TrainPlan {
   int threads = 1;              // the SGD loop's
   int cores = 1;                // the rate calibration's and the metrics'
@@ -92,6 +95,18 @@ bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 // Whether several threads would train this model by splitting its classes
 // ("classes" above).
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model);
+
+// The settings a run trains with ("auto" averaging decided for its rows:
+// resolve_averaging, config.h) and its plan. resolve_run() is the one place
+// both are derived: the pipeline asks it whether to number features by
+// frequency, the CLI whether the run can be resumed, the trainer how to
+// train; each gets the same answer.
+struct ResolvedRun {
+  OptimizerConfig optimizer;
+  TrainPlan plan;
+};
+ResolvedRun resolve_run(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
+                        const ModelShape& model);
 
 // cores: optimizer.threads resolved (0 = usable_cores()). threads: for
 // threads 0, the cores when the classes can be split (one-vs-rest), else 1

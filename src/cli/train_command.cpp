@@ -27,8 +27,6 @@ std::string data_line(const Dataset& d) {
   return buf;
 }
 
-int outputs_for(std::size_t classes) { return classes == 2 ? 1 : static_cast<int>(classes); }
-
 // Trains with a checkpoint kept after each epoch: a first Ctrl-C or kill
 // stops training within a few hundred rows, saves the last completed epoch
 // beside the model folder and rethrows Interrupted (exit 130/143); --resume
@@ -39,26 +37,16 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
   const std::uint64_t fingerprint = data_fingerprint(data);
   std::optional<TrainingCheckpoint> resume;
   if (o.resume) {
-    resume = load_checkpoint(folder, config.resolved, fingerprint, outputs_for(data.classes.size()));
+    resume = load_checkpoint(folder, config.resolved, fingerprint,
+                             num_outputs_for(static_cast<int>(data.classes.size())));
     progress.message("resuming after epoch " + std::to_string(resume->epoch) + " of " +
                      std::to_string(resume->epochs) + " (" + folder + ")");
   } else if (start) {
     progress.message("starting from the model in " + config.init);
   }
   TrainingCheckpoint latest;
-  OptimizerConfig resolved = config.optimizer;
-  resolve_averaging(resolved, data.train.x.rows());
-  // The model training will start from: the init model's head and width,
-  // else the config's head for these classes.
-  ModelShape shape;
-  shape.outputs = start ? start->num_outputs : outputs_for(data.classes.size());
-  shape.head = start ? start->head()
-               : shape.outputs == 1 ? Head::kSigmoid
-                                    : config.multiclass.value_or(kDefaultMulticlass);
-  shape.features = std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
-  if (start) shape.features = start->num_features;
-  const std::string unsupported = resume_unsupported(
-      resolved, config.layer, plan_training(resolved, config.layer, data.train.x.rows(), shape));
+  const ResolvedRun run = resolve_training(config, data, start ? &*start : nullptr);
+  const std::string unsupported = resume_unsupported(run.optimizer, config.layer, run.plan);
   const StopOnSignal stop(progress.stop_flag());
   try {
     const Checkpointing checkpoints{resume ? &*resume : nullptr, &latest};
