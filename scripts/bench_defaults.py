@@ -37,6 +37,7 @@ import math
 import os
 import platform
 import re
+import resource
 import shlex
 import shutil
 import subprocess
@@ -96,11 +97,20 @@ class DataSet:
 # bagel
 # ----------------------------------------------------------------------------
 
-def run_logged(cmd: list[str], stderr_path: Path) -> tuple[int, float]:
-    """Runs cmd with stderr to a file and stdout discarded; (status, wall s)."""
-    t0 = time.perf_counter()
+def children_cpu() -> float:
+    """User + system seconds of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_logged(cmd: list[str], stderr_path: Path, cpu: list[float] | None = None) -> tuple[int, float]:
+    """Runs cmd with stderr to a file and stdout discarded; (status, wall s).
+    Appends its CPU seconds (user + system) to `cpu` when given."""
+    t0, c0 = time.perf_counter(), children_cpu()
     with open(stderr_path, "w") as err:
         rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=err).returncode
+    if cpu is not None:
+        cpu.append(children_cpu() - c0)
     return rc, time.perf_counter() - t0
 
 
@@ -123,9 +133,10 @@ def bagel_run(bagel: str, data: DataSet, folder: Path, overrides: list[str],
     for o in overrides:
         cmd += ["--set", o]
     (folder / "command.txt").write_text(shlex.join(cmd) + "\n")
-    rc, wall = run_logged(cmd, folder / "train.stderr")
+    cpu: list[float] = []
+    rc, wall = run_logged(cmd, folder / "train.stderr", cpu)
     stderr = (folder / "train.stderr").read_text(errors="replace")
-    res = {"status": "ok", "overrides": overrides, "train_wall_s": wall,
+    res = {"status": "ok", "overrides": overrides, "train_wall_s": wall, "train_cpu_s": cpu[0],
            "divergence_warning": bool(DIVERGENCE.search(stderr))}
     model = folder / "model"
     if rc != 0 or not (model / "model.json").exists():

@@ -11,7 +11,15 @@ median of the epochs alone (the training loop), the speedup of both over one
 thread, the test accuracy (and its spread over repetitions), and the plan
 bagel printed. Writes OUT/threads.md, OUT/threads.csv and OUT/results.json.
 
-  scripts/bench_threads.py [--threads 1,2] [--repeat 3] [--sets a,b]
+--work also reports the work a thread count adds, which a machine with fewer
+cores than threads can still measure: the loop's CPU time over the first
+thread count's, (loop_1 + cpu_T - cpu_1) / loop_1, where cpu is the user +
+system seconds of `bagel train` (so the part outside the loop cancels) and
+the first count must be 1. It runs bagel with OMP_WAIT_POLICY=passive, so
+that threads waiting at a barrier sleep rather than spin; T / work bounds the
+loop's speedup on T free cores.
+
+  scripts/bench_threads.py [--threads 1,2] [--repeat 3] [--sets a,b] [--work]
       [--config-extra KEY=VALUE ...] [--bagel build/bagel]
 """
 
@@ -38,6 +46,12 @@ def plan_of(folder: Path) -> str:
     return ""
 
 
+def loop_threads(plan: str) -> int:
+    """The training loop's threads, from the plan line ("2 threads, ...")."""
+    first = plan.split(" ", 1)[0]
+    return int(first) if first.isdigit() else 1
+
+
 def loop_seconds(folder: Path) -> float:
     meta = json.loads((folder / "model" / "model.json").read_text())
     return sum(e["seconds"] for e in meta["training"]["history"])
@@ -52,11 +66,17 @@ def main() -> int:
     ap.add_argument("--threads", default="1,2", help="thread counts, comma-separated")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--config-extra", action="append", default=[], metavar="KEY=VALUE")
+    ap.add_argument("--work", action="store_true",
+                    help="report the loop's CPU time over one thread's (OMP_WAIT_POLICY=passive)")
     args = ap.parse_args()
 
     names = [s for s in args.sets.split(",") if s] or sorted(
         p.name for p in args.data.iterdir() if (p / "info.json").exists())
     counts = [int(t) for t in args.threads.split(",")]
+    if args.work:
+        if counts[0] != 1:
+            ap.error("--work needs 1 as the first thread count")
+        os.environ["OMP_WAIT_POLICY"] = "passive"  # inherited by every bagel run
     results: dict = {}
     for name in names:
         data = DataSet(args.data / name)
@@ -80,14 +100,17 @@ def main() -> int:
     for name, runs in results.items():
         base = statistics.median(r["train_s"] for r in runs[counts[0]])
         base_loop = statistics.median(r["loop_s"] for r in runs[counts[0]])
+        base_cpu = statistics.median(r["train_cpu_s"] for r in runs[counts[0]])
         for t, rs in runs.items():
             train_s = statistics.median(r["train_s"] for r in rs)
             loop_s = statistics.median(r["loop_s"] for r in rs)
+            cpu_s = statistics.median(r["train_cpu_s"] for r in rs)
             accs = [r["test_accuracy"] for r in rs]
             rows.append({"set": name, "threads": t, "train_s": train_s, "loop_s": loop_s,
                          "speedup": base / train_s, "loop_speedup": base_loop / loop_s,
                          "accuracy": statistics.median(accs), "accuracy_spread": max(accs) - min(accs),
-                         "plan": rs[0]["plan"]})
+                         "cpu_s": cpu_s, "work": (base_loop + cpu_s - base_cpu) / base_loop,
+                         "loop_threads": loop_threads(rs[0]["plan"]), "plan": rs[0]["plan"]})
     args.out.mkdir(parents=True, exist_ok=True)
     with open(args.out / "threads.csv", "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
@@ -96,12 +119,16 @@ def main() -> int:
     (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
     lines = [f"{cpu_model()}, {os.cpu_count()} CPUs; median of {args.repeat} interleaved runs; "
              f"extra settings: {' '.join(args.config_extra) or 'none (defaults)'}", "",
-             "| set | threads | train s | speedup | loop s | loop speedup | test accuracy | plan |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| set | threads | train s | speedup | loop s | loop speedup | test accuracy |"
+             + (" loop work | speedup bound |" if args.work else "") + " plan |",
+             "|---|---|---|---|---|---|---|" + ("---|---|" if args.work else "") + "---|"]
+    if args.work:
+        lines[0] += "; OMP_WAIT_POLICY=passive"
     for r in rows:
+        work = (f" {r['work']:.2f}x | {r['loop_threads'] / r['work']:.1f}x |" if args.work else "")
         lines.append(f"| {r['set']} | {r['threads']} | {r['train_s']:.3f} | {r['speedup']:.2f}x | "
                      f"{r['loop_s']:.3f} | {r['loop_speedup']:.2f}x | {100 * r['accuracy']:.2f}% "
-                     f"(±{50 * r['accuracy_spread']:.2f}) | {r['plan']} |")
+                     f"(±{50 * r['accuracy_spread']:.2f}) |{work} {r['plan']} |")
     (args.out / "threads.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 0
