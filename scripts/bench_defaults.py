@@ -37,7 +37,6 @@ import math
 import os
 import platform
 import re
-import resource
 import shlex
 import shutil
 import subprocess
@@ -97,21 +96,18 @@ class DataSet:
 # bagel
 # ----------------------------------------------------------------------------
 
-def children_cpu() -> float:
-    """User + system seconds of the finished child processes so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_logged(cmd: list[str], stderr_path: Path, cpu: list[float] | None = None) -> tuple[int, float]:
     """Runs cmd with stderr to a file and stdout discarded; (status, wall s).
-    Appends its CPU seconds (user + system) to `cpu` when given."""
-    t0, c0 = time.perf_counter(), children_cpu()
+    Appends its CPU seconds (user + system, of this child alone: runs may
+    overlap in --jobs) to `cpu` when given."""
+    t0 = time.perf_counter()
     with open(stderr_path, "w") as err:
-        rc = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=err).returncode
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
     if cpu is not None:
-        cpu.append(children_cpu() - c0)
-    return rc, time.perf_counter() - t0
+        cpu.append(usage.ru_utime + usage.ru_stime)
+    return proc.returncode, time.perf_counter() - t0
 
 
 def first_error(stderr_path: Path) -> str:
