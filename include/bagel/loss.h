@@ -97,7 +97,7 @@ struct OneVsRestLogLoss {
   static constexpr int outputs_for(int num_classes) { return num_classes; }
   // The K log1p(e_i) terms are summed as one log of the product of the
   // (1 + e_i), each in (1, 2] (a log a chunk of kChunk outputs, so the
-  // product stays below 2^512): a log1p an output was a fifth of the
+  // product stays below 2^512): a log1p an output is a fifth of the
   // training time on 20 classes. The sum is off by at most ~K * 1e-16.
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, int k) {
     constexpr int kChunk = 512;

@@ -86,7 +86,7 @@ struct Combination {
   }
 
   // The cache lines row j's combination reads and writes: the rows a block
-  // touched are scattered, and waiting on each copy's row in turn took a
+  // touched are scattered, and waiting on each copy's row in turn takes a
   // third of the combination's time on 20 classes.
   void prefetch(std::size_t j) const {
     const std::size_t first = j * static_cast<std::size_t>(k);
@@ -102,7 +102,7 @@ struct Combination {
   }
 
   // row() for one value a row (binary models): the same arithmetic without
-  // the loops over the row, whose copies were a memmove call each.
+  // the loops over the row, whose copies become a memmove call each.
   inline void row_of_one(std::size_t j) const {
     const float b = base[j];
     int n = 0;
@@ -123,8 +123,8 @@ struct Combination {
 // The rows some copy stepped on, in this rank's share of the rows, in order;
 // then clears the share's bits for the next block. The share is every
 // thread-th run of kRunWords words: features numbered by frequency put the
-// rows touched in every block first, and halves by row number left one
-// thread waiting a fifth of the time at the barrier on generated binary data.
+// rows touched in every block first, so halves by row number would leave one
+// thread waiting a fifth of the time at the barrier (generated binary data).
 template <class RowFn>
 void combine_touched(const Combination& weights, std::span<TouchLog> logs, int rank,
                      RowFn&& row) {

@@ -42,8 +42,8 @@ namespace bagel::train {
 
 // The weight rows one copy stepped on in the current block: one bit a row,
 // so recording costs an OR a non-zero and the combination walks the rows in
-// order without sorting (a sorted log of row ids cost as much as the steps
-// on 2^20 features).
+// order without sorting (sorting a log of row ids costs as much as the
+// steps on 2^20 features).
 class TouchLog {
  public:
   explicit TouchLog(Index features);
@@ -63,7 +63,7 @@ class TouchLog {
 };
 
 // (1 - 1/n)^age, the block momentum's decay, looked up for the ages a row
-// usually has (std::pow on every combined row cost a fifth of the
+// usually has (std::pow on every combined row costs a fifth of the
 // combination); the same values std::pow gives. n is the number of copies
 // that changed a row, 1..copies.
 class MomentumDecay {
@@ -74,7 +74,7 @@ class MomentumDecay {
     if (age < kAges) return table_[static_cast<std::size_t>(n) * kAges + age];
     return std::pow(1.0f - 1.0f / static_cast<float>(n), static_cast<float>(age));
   }
-  // 1/n, the mean's factor (a division a row was a fifth of the combination).
+  // 1/n, the mean's factor (a division a row costs a fifth of the combination).
   float inverse(int n) const { return inverse_[static_cast<std::size_t>(n)]; }
 
  private:
