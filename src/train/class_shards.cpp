@@ -30,6 +30,19 @@ void put_columns(const float* group, int width, int first, int k, Index lo, Inde
                 full + static_cast<std::size_t>(j) * width + first);
 }
 
+// The labels as the group of classes [first, first + k) sees them: its own
+// classes numbered from 0, and -1 for a row of another group's class, a
+// negative for each of the group's outputs (OneVsRestLogLoss compares the
+// label with each output's).
+void group_labels(std::span<const std::int32_t> labels, int first, int k,
+                  std::vector<std::int32_t>& out) {
+  out.resize(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::int32_t y = labels[i] - first;
+    out[i] = y >= 0 && y < k ? y : -1;
+  }
+}
+
 }  // namespace
 
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
@@ -48,13 +61,7 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
     std::copy_n(model.bias.begin() + sh.first, sh.k, sh.bias.begin());
     sh.data.name = data.name;
     sh.data.x = CsrMatrix::view(x.rows(), x.cols(), x.indptr(), x.indices(), x.data());
-    // A row of another group's class is a negative for each of this group's
-    // outputs (OneVsRestLogLoss compares the label with each output's).
-    sh.data.y.resize(data.y.size());
-    for (std::size_t i = 0; i < data.y.size(); ++i) {
-      const std::int32_t y = data.y[i] - sh.first;
-      sh.data.y[i] = y >= 0 && y < sh.k ? y : -1;
-    }
+    group_labels(data.y, sh.first, sh.k, sh.data.y);
     sh.data.weight = data.weight;
     take_columns(model.weight.data(), k_, sh.first, sh.k, 0, features_, sh.weight.data());
     sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
@@ -87,12 +94,7 @@ bool ClassShards::gather_epoch(std::span<const Index> order, int s, RegionErrors
     const CsrMatrix& x = epoch_.matrix();
     sh.epoch.name = data.name;
     sh.epoch.x = CsrMatrix::view(x.rows(), x.cols(), x.indptr(), x.indices(), x.data());
-    const std::span<const std::int32_t> labels = epoch_.labels();
-    sh.epoch.y.resize(labels.size());
-    for (std::size_t i = 0; i < labels.size(); ++i) {
-      const std::int32_t y = labels[i] - sh.first;
-      sh.epoch.y[i] = y >= 0 && y < sh.k ? y : -1;
-    }
+    group_labels(epoch_.labels(), sh.first, sh.k, sh.epoch.y);
     sh.epoch.weight.resize(data.weight.empty() ? 0 : order.size());
     for (std::size_t i = 0; i < sh.epoch.weight.size(); ++i)
       sh.epoch.weight[i] = data.weight[static_cast<std::size_t>(order[i])];
