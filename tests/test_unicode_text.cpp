@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bagel/error.h"
+#include "bagel/text/ascii_words.h"
 #include "bagel/text/tokenizer.h"
 #include "bagel/text/unicode_text.h"
 #include "python_oracle.h"
@@ -173,6 +174,61 @@ TEST(UnicodeText, DefaultPatternTakesRunsOfTwoOrMoreWordCharacters) {
   // 'İ' lowers to "i" + U+0307 (a mark, not \w): "i" alone is too short.
   const std::vector<std::string> expected = {"bc", "stanbul", "x_1", "日本語", "\u03bf\u03b4\u03bf\u03c2"};
   EXPECT_EQ(tokens, expected);
+}
+
+// Random ASCII text, mostly word characters so that runs cross the 16- and
+// 64-byte blocks the fast scanner works in, with every byte 0-127 possible.
+std::string random_ascii(std::mt19937& rng, std::size_t size) {
+  const std::string word = "abcXYZ019_Qq";
+  std::string text;
+  for (std::size_t i = 0; i < size; ++i)
+    text += rng() % 4 != 0 ? word[rng() % word.size()] : static_cast<char>(rng() % 128);
+  return text;
+}
+
+std::vector<std::string> terms_of(const Analyzer& analyzer, std::string_view text) {
+  Analyzer::Scratch scratch;
+  std::vector<std::string> terms;
+  analyzer.analyze(text, scratch, [&](std::string_view t) { terms.emplace_back(t); });
+  return terms;
+}
+
+TEST(UnicodeText, AsciiScannerFindsWhatTheRegexFindsOnRandomAsciiText) {
+  // The same pattern spelled without "(?u)" is not the default string, so
+  // it runs on ICU's regex engine: the reference for the fast scanner.
+  for (const bool lowercase : {true, false}) {
+    AnalyzerOptions fast_options, regex_options;
+    fast_options.lowercase = regex_options.lowercase = lowercase;
+    regex_options.token_pattern = R"(\b\w\w+\b)";
+    const Analyzer fast(fast_options, "vectorizer."), regex(regex_options, "vectorizer.");
+    std::mt19937 rng(lowercase ? 1 : 2);
+    for (std::size_t size = 0; size < 300; ++size) {
+      for (int repeat = 0; repeat < 8; ++repeat) {
+        const std::string text = random_ascii(rng, size);
+        ASSERT_EQ(terms_of(fast, text), terms_of(regex, text)) << "size " << size << ": " << text;
+      }
+    }
+    // A word that fills the text up to a 64-byte boundary.
+    for (const std::size_t size : {63, 64, 65, 127, 128, 129}) {
+      const std::string text = "x " + std::string(size - 2, 'W');
+      EXPECT_EQ(terms_of(fast, text), terms_of(regex, text)) << "size " << size;
+    }
+  }
+}
+
+TEST(UnicodeText, AsciiScannerLeavesTextWithOtherBytesToTheUnicodePath) {
+  std::vector<std::string_view> words;
+  for (const std::size_t at : {0, 5, 15, 16, 31, 63, 64, 70, 99}) {
+    std::string text(100, 'a');
+    text[at] = '\xC3';
+    std::vector<char> lowered(ascii_words_room(text.size()));
+    EXPECT_FALSE(ascii_words(text, true, lowered.data(), words)) << "byte at " << at;
+    text.resize(at + 1);  // the byte in the last, partial block
+    EXPECT_FALSE(ascii_words(text, true, lowered.data(), words)) << "byte last, at " << at;
+  }
+  const Analyzer analyzer(AnalyzerOptions{}, "vectorizer.");
+  const std::vector<std::string> expected = {"ab", "\u00e9t\u00e9", "cd"};
+  EXPECT_EQ(terms_of(analyzer, "AB \u00c9t\u00c9 CD"), expected);
 }
 
 TEST(UnicodeText, PatternWithTwoGroupsIsRefusedAsScikitLearnDoes) {

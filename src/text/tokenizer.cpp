@@ -6,6 +6,7 @@
 #include <array>
 
 #include "bagel/error.h"
+#include "bagel/text/ascii_words.h"
 
 namespace bagel {
 
@@ -167,6 +168,25 @@ Analyzer::~Analyzer() = default;
 Analyzer::Analyzer(Analyzer&&) noexcept = default;
 Analyzer& Analyzer::operator=(Analyzer&&) noexcept = default;
 
+void Analyzer::split(std::string_view document, Scratch& scratch) const {
+  // ASCII text under the default pattern: lowering it is A-Z to a-z, and
+  // stripping accents leaves it as it is.
+  if (default_pattern_ && scan_ascii_words(document, scratch)) {
+    drop_stop_words(scratch.tokens_);
+    return;
+  }
+  tokenize(preprocess(document, scratch), scratch);
+}
+
+bool Analyzer::scan_ascii_words(std::string_view document, Scratch& scratch) const {
+  const std::size_t room = ascii_words_room(document.size());
+  if (room > scratch.ascii_room_) {
+    scratch.ascii_room_ = std::max(room, 2 * scratch.ascii_room_);
+    scratch.ascii_ = std::make_unique_for_overwrite<char[]>(scratch.ascii_room_);
+  }
+  return ascii_words(document, options_.lowercase, scratch.ascii_.get(), scratch.tokens_);
+}
+
 std::string_view Analyzer::preprocess(std::string_view document, Scratch& scratch) const {
   std::string_view text = document;
   if (options_.lowercase) {
@@ -188,8 +208,11 @@ void Analyzer::tokenize(std::string_view text, Scratch& scratch) const {
     scan_words(text, scratch.tokens_);
   else
     match_pattern(text, scratch);
+  drop_stop_words(scratch.tokens_);
+}
+
+void Analyzer::drop_stop_words(std::vector<std::string_view>& tokens) const {
   if (stop_set_.empty()) return;
-  std::vector<std::string_view>& tokens = scratch.tokens_;
   std::size_t kept = 0;
   for (const std::string_view token : tokens)
     if (!stop_set_.contains(token)) tokens[kept++] = token;

@@ -64,6 +64,8 @@ class Analyzer {
     friend class Analyzer;
     std::string lowered_;
     std::string stripped_;
+    std::unique_ptr<char[]> ascii_;  // ASCII text lowered (ascii_words.h)
+    std::size_t ascii_room_ = 0;
     std::vector<std::string_view> tokens_;
     std::string joined_;
     struct Matcher;  // ICU's matcher for a custom token_pattern
@@ -74,7 +76,7 @@ class Analyzer {
   // scikit-learn's order. A term's view lives until the next call.
   template <class Emit>
   void analyze(std::string_view document, Scratch& scratch, Emit&& emit) const {
-    tokenize(preprocess(document, scratch), scratch);
+    split(document, scratch);
     const std::vector<std::string_view>& tokens = scratch.tokens_;
     const std::size_t count = tokens.size();
     if (options_.ngram_max == 1) {
@@ -101,10 +103,14 @@ class Analyzer {
   }
 
  private:
+  // Fills scratch.tokens_ with the document's tokens, stop words removed.
+  void split(std::string_view document, Scratch& scratch) const;
   std::string_view preprocess(std::string_view document, Scratch& scratch) const;
   // Fills scratch.tokens_ (views into `text`), stop words removed.
   void tokenize(std::string_view text, Scratch& scratch) const;
   void scan_words(std::string_view text, std::vector<std::string_view>& tokens) const;
+  bool scan_ascii_words(std::string_view document, Scratch& scratch) const;
+  void drop_stop_words(std::vector<std::string_view>& tokens) const;
   void match_pattern(std::string_view text, Scratch& scratch) const;
 
   AnalyzerOptions options_;
