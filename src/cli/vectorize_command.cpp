@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include "bagel/atomic_file.h"
@@ -69,6 +70,24 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines)
   for (const std::string& line : lines) text += line + "\n";
   create_parent_folder(path);
   write_file_atomic(path, text);
+}
+
+// Everything vectorize writes besides the matrix.
+void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted) {
+  if (!o.vocabulary_out.empty()) {
+    create_parent_folder(o.vocabulary_out);
+    // Hashing has no terms: its file is empty.
+    if (fitted.options().kind == VectorizerKind::hashing)
+      write_vocabulary_file(o.vocabulary_out, std::vector<std::string>{});
+    else
+      fitted.write_vocabulary(o.vocabulary_out);
+  }
+  if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names);
+  if (!o.vectorizer_out.empty()) {
+    std::filesystem::create_directories(o.vectorizer_out);
+    write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted.to_json().dump(2) + "\n");
+    fitted.save_vocabulary(o.vectorizer_out);
+  }
 }
 
 }  // namespace
@@ -152,24 +171,23 @@ int run_vectorize(const VectorizeOptions& o) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+  if (!o.labels_out.empty() && !corpus.labels)
+    throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
   create_parent_folder(o.output);
-  write_text_matrix(o.output, x, o.compressed);
-  if (!o.vocabulary_out.empty()) {
-    create_parent_folder(o.vocabulary_out);
-    // Hashing has no terms: its file is empty.
-    if (fitted->options().kind == VectorizerKind::hashing)
-      write_vocabulary_file(o.vocabulary_out, std::vector<std::string>{});
-    else
-      fitted->write_vocabulary(o.vocabulary_out);
-  }
-  if (!o.labels_out.empty()) {
-    if (!corpus.labels) throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
-    write_lines(o.labels_out, corpus.labels->names);
-  }
-  if (!o.vectorizer_out.empty()) {
-    std::filesystem::create_directories(o.vectorizer_out);
-    write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted->to_json().dump(2) + "\n");
-    fitted->save_vocabulary(o.vectorizer_out);
+  // With threads to spare, the other files are written while the matrix is:
+  // each write ends waiting for the disk (fsync).
+  if (threads > 1) {
+    std::future<void> others = std::async(std::launch::async, [&] { write_others(o, corpus, *fitted); });
+    try {
+      write_text_matrix(o.output, x, o.compressed);
+    } catch (...) {
+      others.wait();
+      throw;
+    }
+    others.get();
+  } else {
+    write_text_matrix(o.output, x, o.compressed);
+    write_others(o, corpus, *fitted);
   }
   if (!o.quiet)
     std::fprintf(stderr, "vectorize: %zu documents, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
