@@ -1,6 +1,8 @@
 #include "bagel/npz.h"
 
+#include <omp.h>
 #include <zip.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <array>
@@ -17,6 +19,7 @@
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
 #include "bagel/npy.h"
+#include "bagel/parallel_errors.h"
 #include "stored_zip.h"
 
 namespace bagel {
@@ -783,6 +786,37 @@ bool fits_stored_writer(const std::vector<MemberSpec>& members, const ArrayBytes
   return StoredZipWriter::archive_bytes(names, sizes) <= StoredZipWriter::kMaxBytes;
 }
 
+// The made member's bytes: a round of pieces (one a thread) converted and
+// their CRCs computed in parallel, then written in order.
+void write_made(StoredZipWriter& zip, const ArrayBytes& data) {
+  const std::uint64_t size = data.size;
+  const std::uint64_t pieces = (size + kPieceBytes - 1) / kPieceBytes;
+  if (pieces == 0) return;
+  const auto threads = static_cast<std::uint64_t>(std::clamp<std::uint64_t>(omp_get_max_threads(), 1, pieces));
+  std::vector<std::vector<std::byte>> buffers(threads);
+  std::vector<std::uint32_t> crcs(threads);
+  const auto piece = [&](std::uint64_t p) {
+    const std::uint64_t first = p * kPieceBytes;
+    return std::span<std::byte>(buffers[p % threads]).first(std::min(kPieceBytes, size - first));
+  };
+  for (std::uint64_t round = 0; round < pieces; round += threads) {
+    const std::uint64_t count = std::min(threads, pieces - round);
+    RegionErrors errors;
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(count)) if (count > 1)
+    for (std::uint64_t t = 0; t < count; ++t)
+      errors.run([&] {
+        const std::uint64_t p = round + t;
+        buffers[t].resize(std::min(kPieceBytes, size));
+        const std::span<std::byte> out = piece(p);
+        data.fill(p * kPieceBytes, out);
+        crcs[t] = static_cast<std::uint32_t>(
+            crc32_z(0, reinterpret_cast<const Bytef*>(out.data()), out.size()));
+      });
+    errors.rethrow();
+    for (std::uint64_t t = 0; t < count; ++t) zip.write(piece(round + t), crcs[t]);
+  }
+}
+
 // The stored archive, the data member converted a piece at a time.
 void write_stored(const std::string& file, const std::string& path, const std::vector<MemberSpec>& members,
                   const ArrayBytes& data) {
@@ -794,12 +828,7 @@ void write_stored(const std::string& file, const std::string& path, const std::v
     zip.begin_member(spec.name, spec.header.size() + size, spec.align);
     zip.write(std::as_bytes(std::span<const char>(spec.header)));
     if (made && spec.payload.size() != data.size) {
-      std::vector<std::byte> piece(std::min<std::uint64_t>(kPieceBytes, size));
-      for (std::uint64_t first = 0; first < size; first += piece.size()) {
-        const std::span<std::byte> out(piece.data(), std::min<std::uint64_t>(piece.size(), size - first));
-        data.fill(first, out);
-        zip.write(out);
-      }
+      write_made(zip, data);
     } else {
       zip.write(spec.payload);
     }

@@ -148,6 +148,12 @@ void StoredZipWriter::write(std::span<const std::byte> bytes) {
   put(bytes);
 }
 
+void StoredZipWriter::write(std::span<const std::byte> bytes, std::uint32_t crc) {
+  crc_ = static_cast<std::uint32_t>(crc32_combine64(crc_, crc, static_cast<z_off64_t>(bytes.size())));
+  written_ += bytes.size();
+  put(bytes);
+}
+
 void StoredZipWriter::end_member() {
   Entry& entry = entries_.back();
   if (written_ != entry.size)

@@ -38,6 +38,8 @@ class StoredZipWriter {
   // 64-byte boundary of the file.
   void begin_member(const std::string& name, std::uint64_t size, bool align);
   void write(std::span<const std::byte> bytes);
+  // The same for bytes whose CRC-32 the caller computed (zlib's crc32 from 0).
+  void write(std::span<const std::byte> bytes, std::uint32_t crc);
   // Checks that `size` bytes came, and writes the CRC into the local header.
   void end_member();
   // The central directory and the end record; closes the file.

@@ -4,8 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -174,6 +176,39 @@ TEST_F(NpzTest, LargerStoredMatrixIsMappedAndExact) {
     expect_same(m, back);
     EXPECT_EQ(back.is_mapped(), !compressed);
   }
+}
+
+TEST_F(NpzTest, DataMadeInPiecesOnSeveralThreadsIsTheArrayWrittenWhole) {
+  // 20 MB of values: pieces made a round of threads at a time, the last
+  // piece short. The archive must be the one written from the whole array.
+  const Index rows = 5000, cols = 1000;
+  std::vector<Index> indptr = {0}, indices;
+  std::vector<float> data;
+  for (Index r = 0; r < rows; ++r) {
+    for (Index k = 0; k < cols; ++k) {
+      indices.push_back(k);
+      data.push_back(static_cast<float>(r % 97) - 0.25f * static_cast<float>(k % 13));
+    }
+    indptr.push_back(static_cast<Index>(indices.size()));
+  }
+  indices.push_back(3);  // one more value: 20,000,004 bytes
+  data.push_back(1.0f);
+  indptr.back() += 1;
+  const std::span<const std::byte> whole = std::as_bytes(std::span<const float>(data));
+  std::atomic<int> calls{0};
+  const ArrayBytes pieces{whole.size(), [&](std::uint64_t first, std::span<std::byte> out) {
+                            ++calls;
+                            std::memcpy(out.data(), whole.data() + first, out.size());
+                          }};
+  write_npz_csr_arrays(path("whole.npz"), rows, cols, indptr, indices, "<f4", whole, false);
+  write_npz_csr_arrays(path("pieces.npz"), rows, cols, indptr, indices, "<f4", pieces, false);
+  EXPECT_GT(calls.load(), 4);
+  const auto bytes = [](const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::vector<char>(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_TRUE(bytes(path("whole.npz")) == bytes(path("pieces.npz")));
+  expect_same(CsrMatrix(rows, cols, indptr, indices, data), read_npz_csr(path("pieces.npz")));
 }
 
 TEST_F(NpzTest, EmptyMatricesRoundTrip) {

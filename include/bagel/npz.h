@@ -78,7 +78,8 @@ void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
 // An array's little-endian bytes made a piece at a time, so that a
 // converted copy of a large array is never held whole (stored files):
 // fill(first, out) writes bytes [first, first + out.size()) of the `size`;
-// `first` is a multiple of every element size.
+// `first` is a multiple of every element size. fill is called from several
+// threads at once, for ranges that do not overlap.
 struct ArrayBytes {
   std::uint64_t size = 0;
   std::function<void(std::uint64_t first, std::span<std::byte> out)> fill;
