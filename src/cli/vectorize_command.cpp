@@ -1,5 +1,7 @@
 // bagel vectorize: raw text -> the CSR .npz scikit-learn's vectorizers make,
 // with the vocabulary, the labels and the fitted vectorizer beside it.
+#include <omp.h>
+
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -138,6 +140,9 @@ int run_vectorize(const VectorizeOptions& o) {
                                      {o.labels_out, "--labels-out"}})
     if (!path.empty()) check_output_file(path, option);
   const int threads = resolve_threads(o.threads);
+  // Every parallel step (reading, counting, the CRCs of the .npz) on the
+  // threads asked for.
+  omp_set_num_threads(threads);
   std::optional<Vectorizer> fitted;
   VectorizerOptions options;
   if (!o.vectorizer.empty()) {
