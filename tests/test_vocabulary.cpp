@@ -2,9 +2,11 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 
 #include "bagel/error.h"
 #include "bagel/text/hashing.h"
+#include "bagel/text/vectorizer.h"
 #include "bagel/text/vocabulary.h"
 #include "python_oracle.h"
 
@@ -55,6 +57,36 @@ TEST(Vocabulary, TermTableKeepsIdsThroughGrowth) {
   for (int i = 0; i < 100000; ++i) EXPECT_EQ(table.intern("t" + std::to_string(i)), i);
   for (int i = 0; i < 100000; i += 997) EXPECT_EQ(table.find("t" + std::to_string(i)), i);
   EXPECT_EQ(table.find("t100000"), -1);
+}
+
+// Chunks of equal bytes that take unequal times: the first quarter of the
+// documents long and full of distinct terms, the rest short and repetitive,
+// so that threads finishing early split the unclaimed documents of others.
+// The counts, vocabulary and rows must not depend on how the work was cut.
+TEST(Vocabulary, AnyThreadCountCountsTheCorpusAsOneThreadDoes) {
+  std::mt19937 rng(5);
+  std::vector<std::string> texts;
+  for (int d = 0; d < 20000; ++d) {
+    std::string text;
+    const bool heavy = d < 5000;
+    const int words = heavy ? 40 : 4;
+    for (int w = 0; w < words; ++w)
+      text += (heavy ? "t" + std::to_string(rng() % 200000) : "w" + std::to_string(rng() % 50)) + " ";
+    texts.push_back(text);
+  }
+  const std::vector<std::string_view> documents(texts.begin(), texts.end());
+  VectorizerOptions options;
+  options.limits.min_df = {false, 2};
+  const auto [one_vectorizer, one] = Vectorizer::fit_transform(options, documents, 1);
+  for (const int threads : {2, 3, 8}) {
+    const auto [vectorizer, many] = Vectorizer::fit_transform(options, documents, threads);
+    ASSERT_EQ(vectorizer.features(), one_vectorizer.features()) << threads << " threads";
+    for (Index c = 0; c < one_vectorizer.features(); c += 97)
+      EXPECT_EQ(vectorizer.feature_name(c), one_vectorizer.feature_name(c)) << threads << " threads";
+    EXPECT_EQ(many.indptr, one.indptr) << threads << " threads";
+    EXPECT_EQ(many.indices, one.indices) << threads << " threads";
+    EXPECT_EQ(many.values, one.values) << threads << " threads";
+  }
 }
 
 TEST(Hashing, MurmurHashIsScikitLearnsSigned32BitHash) {

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <deque>
+#include <mutex>
+#include <tuple>
 #include <numeric>
 
 #include "bagel/error.h"
@@ -116,27 +119,70 @@ void append_row(std::vector<std::int32_t>& ids, std::vector<std::int32_t>& row_i
   }
 }
 
-// A chunk's rows list their terms by ascending local id, which is the order
-// the terms were first met in the chunk: the order of first occurrence in
-// the corpus that CountVectorizer's rows follow, once local ids are global.
-ChunkCounts count_chunk(const Analyzer& analyzer, std::span<const std::string_view> documents) {
+// Documents [begin, end) being counted by one thread, from which an idle
+// thread may take the second half of what is not yet claimed. Chunks of
+// equal bytes can take unequal times (one part of a corpus short fortunes,
+// another documentation full of distinct terms), and without this the
+// slowest chunk keeps one thread busy while the others wait.
+class DocumentRun {
+ public:
+  DocumentRun(std::size_t begin, std::size_t end) : begin_(begin), next_(begin), end_(end) {}
+  std::size_t begin() const { return begin_; }
+  // The next at most `n` unclaimed documents (an empty range: none left).
+  std::pair<std::size_t, std::size_t> claim(std::size_t n) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t from = next_;
+    next_ = std::min(end_, next_ + n);
+    return {from, next_};
+  }
+  std::size_t unclaimed() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return end_ - next_;
+  }
+  // The second half of the unclaimed documents, now no longer this run's.
+  std::pair<std::size_t, std::size_t> split() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t middle = next_ + (end_ - next_) / 2;
+    const std::pair<std::size_t, std::size_t> taken{middle, end_};
+    end_ = middle;
+    return taken;
+  }
+
+ private:
+  const std::size_t begin_;
+  std::mutex mutex_;
+  std::size_t next_, end_;
+};
+
+// Documents claimed at a time, and the fewest unclaimed documents worth
+// splitting off (each run's distinct terms are interned again, serially,
+// when the runs are merged).
+constexpr std::size_t kClaimDocuments = 256;
+constexpr std::size_t kMinSplitDocuments = 4 * kClaimDocuments;
+
+// A run's rows list their terms by ascending local id, which is the order
+// the terms were first met in the run: the order of first occurrence in the
+// corpus that CountVectorizer's rows follow, once local ids are global.
+ChunkCounts count_run(const Analyzer& analyzer, std::span<const std::string_view> documents, DocumentRun& run) {
   std::size_t bytes = 0;
-  for (const std::string_view d : documents) bytes += d.size();
+  for (std::size_t d = run.begin(); d < run.begin() + run.unclaimed(); ++d) bytes += documents[d].size();
   // Sized from the text so that the arrays seldom grow: growing copies them
   // and touches fresh pages each time. A reservation larger than what is
   // used costs no memory (the pages untouched are never mapped).
   ChunkCounts chunk{TermTable(bytes / kBytesPerNewTerm), {}, {}, {}};
   reserve_huge(chunk.ids, bytes / kBytesPerEntry);
   reserve_huge(chunk.counts, bytes / kBytesPerEntry);
-  reserve_huge(chunk.indptr, documents.size() + 1);
+  reserve_huge(chunk.indptr, run.unclaimed() + 1);
   chunk.indptr.push_back(0);
   Analyzer::Scratch scratch;
   std::vector<std::int32_t> terms;
-  for (const std::string_view document : documents) {
-    terms.clear();
-    analyzer.analyze(document, scratch, [&](std::string_view term) { terms.push_back(chunk.table.intern(term)); });
-    append_row(terms, chunk.ids, chunk.counts);
-    chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
+  for (auto [from, to] = run.claim(kClaimDocuments); from < to; std::tie(from, to) = run.claim(kClaimDocuments)) {
+    for (std::size_t d = from; d < to; ++d) {
+      terms.clear();
+      analyzer.analyze(documents[d], scratch, [&](std::string_view term) { terms.push_back(chunk.table.intern(term)); });
+      append_row(terms, chunk.ids, chunk.counts);
+      chunk.indptr.push_back(static_cast<std::int64_t>(chunk.ids.size()));
+    }
   }
   return chunk;
 }
@@ -174,6 +220,57 @@ std::vector<std::size_t> byte_chunks(std::span<const std::string_view> documents
   }
   bounds.push_back(documents.size());
   return bounds;
+}
+
+// The documents counted in runs, a first one per thread of about equal
+// bytes, then halves of the unclaimed rest of the largest taken by threads
+// that finish early: the runs in document order with the first document
+// of each (and documents.size() last).
+struct CountedRuns {
+  std::vector<ChunkCounts> chunks;
+  std::vector<std::size_t> bounds;
+};
+CountedRuns count_in_runs(const Analyzer& analyzer, std::span<const std::string_view> documents, int threads) {
+  const std::vector<std::size_t> first = byte_chunks(documents, threads);
+  std::deque<DocumentRun> runs;  // grows at the back only: the threads keep references
+  for (std::size_t c = 0; c + 1 < first.size(); ++c) runs.emplace_back(first[c], first[c + 1]);
+  std::mutex mutex;  // guards `runs`, `started` and `done`
+  std::size_t started = 0;
+  std::vector<std::pair<std::size_t, ChunkCounts>> done;
+  // The next run a thread counts (the mutex held): a first run not yet
+  // started, else the second half of the unclaimed documents of the run
+  // with the most; none when every run has too few left.
+  const std::size_t initial = runs.size();
+  const auto next_run = [&]() -> DocumentRun* {
+    if (started < initial) return &runs[started++];
+    DocumentRun* largest = nullptr;
+    std::size_t most = kMinSplitDocuments - 1;
+    for (DocumentRun& r : runs)
+      if (const std::size_t left = r.unclaimed(); left > most) most = left, largest = &r;
+    if (largest == nullptr) return nullptr;
+    const auto [begin, end] = largest->split();
+    return &runs.emplace_back(begin, end);
+  };
+  RegionErrors errors;
+#pragma omp parallel num_threads(static_cast<int>(initial))
+  errors.run([&] {
+    std::unique_lock<std::mutex> lock(mutex);
+    for (DocumentRun* run = next_run(); run != nullptr && !errors.failed(); run = next_run()) {
+      lock.unlock();
+      ChunkCounts counted = count_run(analyzer, documents, *run);
+      lock.lock();
+      done.emplace_back(run->begin(), std::move(counted));
+    }
+  });
+  errors.rethrow();
+  std::sort(done.begin(), done.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  CountedRuns out;
+  for (auto& [begin, chunk] : done) {
+    out.bounds.push_back(begin);
+    out.chunks.push_back(std::move(chunk));
+  }
+  out.bounds.push_back(documents.size());
+  return out;
 }
 
 // CountVectorizer._limit_features: which first-seen ids survive, given each
@@ -367,13 +464,11 @@ void assemble_rows(std::vector<ChunkCounts>& chunks, const std::vector<std::size
 
 FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_view> documents,
                         const VocabularyLimits& limits, int threads, const std::string& field_prefix) {
-  // One chunk per thread: each chunk's distinct terms are interned again
-  // into the corpus's table below, and that step is serial.
-  const std::vector<std::size_t> bounds = byte_chunks(documents, threads);
-  std::vector<ChunkCounts> chunks(bounds.size() - 1);
-  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
-    chunks[c] = count_chunk(analyzer, documents.subspan(bounds[c], bounds[c + 1] - bounds[c]));
-  });
+  // A few runs per thread at most: each run's distinct terms are interned
+  // again into the corpus's table below, and that step is serial.
+  CountedRuns counted = count_in_runs(analyzer, documents, threads);
+  std::vector<ChunkCounts>& chunks = counted.chunks;
+  const std::vector<std::size_t>& bounds = counted.bounds;
 
   // First-seen ids over the whole corpus: the first chunk's, then each
   // further chunk's new terms in the order it met them.
