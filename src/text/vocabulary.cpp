@@ -121,9 +121,9 @@ void append_row(std::vector<std::int32_t>& ids, std::vector<std::int32_t>& row_i
 
 // Documents [begin, end) being counted by one thread, from which an idle
 // thread may take the second half of what is not yet claimed. Chunks of
-// equal bytes can take unequal times (one part of a corpus short fortunes,
-// another documentation full of distinct terms), and without this the
-// slowest chunk keeps one thread busy while the others wait.
+// equal bytes can take unequal times (parts of a corpus differ in their
+// documents' lengths and in how many distinct terms they hold), and without
+// this the slowest chunk keeps one thread busy while the others wait.
 class DocumentRun {
  public:
   DocumentRun(std::size_t begin, std::size_t end) : begin_(begin), next_(begin), end_(end) {}
@@ -164,15 +164,16 @@ constexpr std::size_t kMinSplitDocuments = 4 * kClaimDocuments;
 // the terms were first met in the run: the order of first occurrence in the
 // corpus that CountVectorizer's rows follow, once local ids are global.
 ChunkCounts count_run(const Analyzer& analyzer, std::span<const std::string_view> documents, DocumentRun& run) {
+  const std::size_t planned = run.unclaimed();
   std::size_t bytes = 0;
-  for (std::size_t d = run.begin(); d < run.begin() + run.unclaimed(); ++d) bytes += documents[d].size();
+  for (std::size_t d = run.begin(); d < run.begin() + planned; ++d) bytes += documents[d].size();
   // Sized from the text so that the arrays seldom grow: growing copies them
   // and touches fresh pages each time. A reservation larger than what is
   // used costs no memory (the pages untouched are never mapped).
   ChunkCounts chunk{TermTable(bytes / kBytesPerNewTerm), {}, {}, {}};
   reserve_huge(chunk.ids, bytes / kBytesPerEntry);
   reserve_huge(chunk.counts, bytes / kBytesPerEntry);
-  reserve_huge(chunk.indptr, run.unclaimed() + 1);
+  reserve_huge(chunk.indptr, planned + 1);
   chunk.indptr.push_back(0);
   Analyzer::Scratch scratch;
   std::vector<std::int32_t> terms;
