@@ -1,7 +1,6 @@
 #include "bagel/text/vocabulary.h"
 
 #include <omp.h>
-#include <parallel/algorithm>
 
 #include <algorithm>
 #include <bit>
@@ -330,10 +329,20 @@ std::vector<std::int32_t> ids_by_name(const TermTable& table, int threads) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     return table.term(a.id) < table.term(b.id);
   };
-  if (threads > 1 && keyed.size() > 100000)
-    __gnu_parallel::sort(keyed.begin(), keyed.end(), before, __gnu_parallel::multiway_mergesort_tag(threads));
-  else
-    std::sort(keyed.begin(), keyed.end(), before);
+  // Slices sorted in parallel, then merged pairwise (terms are distinct, so
+  // the order is the one std::sort gives). libstdc++'s parallel mode is not
+  // used: its mergesort has every thread write one shared variable, a data
+  // race ThreadSanitizer reports.
+  const std::size_t parts =
+      threads > 1 && keyed.size() > 100000 ? static_cast<std::size_t>(threads) : 1;
+  std::vector<std::size_t> bounds(parts + 1);
+  for (std::size_t p = 0; p <= parts; ++p) bounds[p] = keyed.size() * p / parts;
+  const auto at = [&](std::size_t p) { return keyed.begin() + static_cast<std::ptrdiff_t>(bounds[p]); };
+#pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts)) if (parts > 1)
+  for (std::size_t p = 0; p < parts; ++p) std::sort(at(p), at(p + 1), before);
+  for (std::size_t width = 1; width < parts; width *= 2)
+    for (std::size_t p = 0; p + width < parts; p += 2 * width)
+      std::inplace_merge(at(p), at(p + width), at(std::min(p + 2 * width, parts)), before);
   std::vector<std::int32_t> ids(keyed.size());
   for (std::size_t i = 0; i < keyed.size(); ++i) ids[i] = keyed[i].id;
   return ids;
