@@ -7,6 +7,10 @@ and repeated; the table gives the best of each. Before timing, bagel's output
 is checked to be the very matrix and vocabulary scikit-learn makes.
 
     scripts/bench_vectorize.py [--bagel build/bagel] [--mb 50] [--repeats 3]
+        [--threads 1,2] [--corpus FILE]
+
+--corpus times the given file instead (one document per line, UTF-8), for a
+machine without Debian's text.
 
 bagel's time is the whole command (reading the file, vectorizing, writing
 the .npz); scikit-learn's is fit_transform on the lines already in memory.
@@ -88,21 +92,31 @@ def main():
     parser.add_argument("--bagel", default=os.environ.get("BAGEL", "build/bagel"))
     parser.add_argument("--mb", type=float, default=50)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", default="1,2", help="bagel's thread counts, comma-separated")
+    parser.add_argument("--corpus", type=Path, help="one document per line, instead of Debian's text")
     args = parser.parse_args()
+    counts = [int(t) for t in args.threads.split(",")]
 
-    docs = build_corpus(int(args.mb * 1e6))
+    if args.corpus:
+        docs = args.corpus.read_text(encoding="utf-8").split("\n")
+        if docs and docs[-1] == "":
+            docs.pop()
+        source = args.corpus.name
+    else:
+        docs = build_corpus(int(args.mb * 1e6))
+        source = "fortunes + /usr/share/doc"
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "corpus.txt"
         path.write_text("".join(d + "\n" for d in docs), encoding="utf-8")
         megabytes = path.stat().st_size / 1e6
         out = Path(tmp) / "x.npz"
-        best = {key: (float("inf"), float("inf")) for key in ("sklearn", 1, 2)}
+        best = {key: (float("inf"), float("inf")) for key in ("sklearn", *counts)}
         for repeat in range(args.repeats):
             start, cpu = time.perf_counter(), time.process_time()
             vectorizer = CountVectorizer()
             theirs = vectorizer.fit_transform(docs)
             best["sklearn"] = min(best["sklearn"], (time.perf_counter() - start, time.process_time() - cpu))
-            for threads in (1, 2):
+            for threads in counts:
                 best[threads] = min(best[threads], run_bagel(args.bagel, path, out, threads))
                 if repeat == 0:
                     ours = sp.load_npz(out)
@@ -116,7 +130,7 @@ def main():
                         sys.exit(f"bagel's matrix differs from scikit-learn's ({threads} threads)")
             del theirs
 
-    print(f"corpus: {len(docs):,} lines, {megabytes:.1f} MB (fortunes + /usr/share/doc); "
+    print(f"corpus: {len(docs):,} lines, {megabytes:.1f} MB ({source}); "
           f"{len(vectorizer.vocabulary_):,} terms; outputs identical; best of {args.repeats}; "
           f"scikit-learn {sklearn.__version__}, {os.cpu_count()} cores")
     print(f"| {'tool':<34} | {'wall s':>7} | {'rows/s':>10} | {'MB/s':>6} | {'speed-up':>8} "
@@ -124,7 +138,7 @@ def main():
     print(f"|{'-' * 36}|{'-' * 9}|{'-' * 12}|{'-' * 8}|{'-' * 10}|{'-' * 8}|{'-' * 14}|")
     base_wall, base_cpu = best["sklearn"]
     for name, key in (("CountVectorizer().fit_transform", "sklearn"),
-                      ("bagel vectorize --threads 1", 1), ("bagel vectorize --threads 2", 2)):
+                      *((f"bagel vectorize --threads {t}", t) for t in counts)):
         wall, cpu = best[key]
         print(f"| {name:<34} | {wall:7.2f} | {len(docs) / wall:10,.0f} | {megabytes / wall:6.1f} "
               f"| {base_wall / wall:7.1f}x | {cpu:6.2f} | {base_cpu / cpu:11.1f}x |")
