@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
@@ -230,6 +232,58 @@ TEST(LossHead, OutputCountPicksSigmoidForTwoClassesAndSoftmaxOtherwise) {
   double p3[3];
   head_probabilities(z3.data(), p3, 3, Head::kSoftmax);
   EXPECT_NEAR(p3[0] + p3[1] + p3[2], 1.0, 1e-15);
+}
+
+// Units in the last place between two doubles of the same sign.
+std::int64_t ulps_apart(double a, double b) {
+  return std::abs(std::bit_cast<std::int64_t>(a) - std::bit_cast<std::int64_t>(b));
+}
+
+TEST(ExpNonpositive, WithinTwoUlpOfLibmDownToMinus708) {
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> wide(-708.0, 0.0), near(-1.0, 0.0);
+  std::vector<double> xs = {0.0, -0.0, -1e-300, -1e-17, -0.5 * std::log(2.0), -std::log(2.0),
+                            -1.0, -20.0, -700.0, -707.9};
+  for (int i = 0; i < 200000; ++i) xs.push_back(i % 2 ? wide(rng) : near(rng));
+  std::int64_t worst = 0;
+  for (double x : xs) {
+    const double ours = exp_nonpositive(x), exact = std::exp(x);
+    worst = std::max(worst, ulps_apart(ours, exact));
+    ASSERT_LE(ulps_apart(ours, exact), 2) << "x=" << x << " ours=" << ours << " libm=" << exact;
+  }
+  EXPECT_EQ(exp_nonpositive(0.0), 1.0);
+  EXPECT_LE(worst, 2);
+}
+
+TEST(ExpNonpositive, TinyBelowMinus708AndNaNStaysNaN) {
+  for (double x : {-708.5, -745.0, -1e6, -std::numeric_limits<double>::infinity()}) {
+    const double e = exp_nonpositive(x);
+    EXPECT_GE(e, 0.0) << x;
+    EXPECT_LE(e, std::exp(-708.0) * (1 + 1e-15)) << x;
+    EXPECT_EQ(1.0 + e, 1.0) << x;
+    EXPECT_EQ(static_cast<float>(e), 0.0f) << x;
+  }
+  EXPECT_TRUE(std::isnan(exp_nonpositive(std::numeric_limits<double>::quiet_NaN())));
+}
+
+TEST(LossOneVsRest, MatchesLibmFormulasAcrossChunksAndClassCounts) {
+  // Class counts below, at and past the head's chunk of outputs, the true
+  // class in the first and in a later chunk; logits from -40 to 40.
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> logit(-40.0f, 40.0f);
+  for (int k : {3, kHeadChunk, kHeadChunk + 1, 3 * kHeadChunk + 5}) {
+    std::vector<float> z(k), g(k);
+    for (int y : {0, k - 1}) {
+      for (float& v : z) v = logit(rng);
+      const double loss = OneVsRestLogLoss::loss_and_grad(z.data(), y, g.data(), k);
+      double want = 0;
+      for (int i = 0; i < k; ++i) {
+        want += softplus(z[i]) - (i == y ? z[i] : 0.0);
+        EXPECT_NEAR(g[i], sigmoid(z[i]) - (i == y), 1e-7) << "k=" << k << " i=" << i;
+      }
+      EXPECT_NEAR(loss, want, 1e-12 * std::max(1.0, want)) << "k=" << k << " y=" << y;
+    }
+  }
 }
 
 }  // namespace
