@@ -35,26 +35,42 @@ int replica_blocks(int threads, std::int64_t rows) {
   return static_cast<int>(std::clamp<std::int64_t>(by_rows, 1, 4 * threads));
 }
 
+double weight_bytes(const ModelShape& model) {
+  return double(model.features) * model.outputs * sizeof(float);
+}
+
+// The loop's threads for threads 0 ("all cores"): the cores when the classes
+// split (the model is the one-thread model, bit for bit); replicas where
+// many cores and small weights make them pay (kReplicasMinCores); otherwise
+// one thread, while the rate calibration and the metrics use the cores.
+int auto_threads(int cores, const OptimizerConfig& c, LayerKind layer, const ModelShape& model,
+                 bool classes) {
+  if (classes) return cores;
+  const bool replicas_pay = layer == LayerKind::kSparse && cores >= kReplicasMinCores &&
+                            parallel_strategy(c) == ParallelStrategy::kReplicas &&
+                            weight_bytes(model) <= kReplicasMaxWeightBytes;
+  return replicas_pay ? std::min(cores, kReplicasAutoThreads) : 1;
+}
+
 }  // namespace
 
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model) {
-  const double weight_bytes = double(model.features) * model.outputs * sizeof(float);
   return layer == LayerKind::kSparse && model.head == Head::kOneVsRest &&
-         model.outputs >= 2 * kClassesPerThread && weight_bytes <= kClassesMaxWeightBytes &&
+         model.outputs >= 2 * kClassesPerThread && weight_bytes(model) <= kClassesMaxWeightBytes &&
          parallel_strategy(c) == ParallelStrategy::kReplicas;
 }
 
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
                         const ModelShape& model) {
+  return plan_training_on(usable_cores(), c, layer, rows, model);
+}
+
+TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer,
+                           std::int64_t rows, const ModelShape& model) {
   TrainPlan p;
-  p.cores = resolve_threads(c.threads);
+  p.cores = c.threads > 0 ? c.threads : usable;
   const bool classes = splits_classes(c, layer, model);
-  // threads 0 ("all cores"): the cores when the classes split (the model is
-  // the one-thread model, bit for bit); otherwise the SGD loop stays on one
-  // thread, where the replicas' combinations cost more than the second
-  // thread saves on every set measured (README §3), and the rate
-  // calibration and the metrics use the cores.
-  const int asked = c.threads == 0 ? (classes ? p.cores : 1) : c.threads;
+  const int asked = c.threads == 0 ? auto_threads(p.cores, c, layer, model, classes) : c.threads;
   std::int64_t most = std::max<std::int64_t>(1, rows / kRowsPerThread);
   if (classes) most = std::min<std::int64_t>(most, model.outputs / kClassesPerThread);
   p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, most));

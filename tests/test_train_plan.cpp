@@ -64,8 +64,12 @@ TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCac
 }
 
 TEST(TrainPlan, DefaultUsesEveryCoreAroundAOneThreadLoopAndReplicasWhenAsked) {
-  const TrainPlan p = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000);
-  EXPECT_EQ(p.cores, usable_cores());
+  EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000).cores, usable_cores());
+  // Fewer than kReplicasMinCores cores: a model whose classes do not split
+  // trains on one thread.
+  const TrainPlan p = plan_training_on(kReplicasMinCores - 1, OptimizerConfig{}, LayerKind::kSparse,
+                                       1'000'000);
+  EXPECT_EQ(p.cores, kReplicasMinCores - 1);
   EXPECT_EQ(p.threads, 1);
   EXPECT_EQ(p.strategy, ParallelStrategy::kSingle);
   const TrainPlan four = plan_training(threads(4), LayerKind::kSparse, 1'000'000);
@@ -80,6 +84,46 @@ TEST(TrainPlan, DefaultUsesEveryCoreAroundAOneThreadLoopAndReplicasWhenAsked) {
   EXPECT_EQ(plan_training(threads(8), LayerKind::kSparse, 999).strategy, ParallelStrategy::kSingle);
   // Blocks hold at least 128 rows per replica.
   EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 4096).blocks_per_epoch, 8);
+}
+
+TEST(TrainPlan, DefaultTrainsReplicasOnManyCoresWhileTheWeightsAreSmall) {
+  const OptimizerConfig all;  // threads 0
+  const ModelShape binary{Head::kSigmoid, 1, 1 << 20};
+  const TrainPlan p = plan_training_on(16, all, LayerKind::kSparse, 1'000'000, binary);
+  EXPECT_EQ(p.cores, 16);
+  EXPECT_EQ(p.threads, kReplicasAutoThreads);
+  EXPECT_EQ(p.strategy, ParallelStrategy::kReplicas);
+  EXPECT_EQ(p.blocks_per_epoch, 4 * kReplicasAutoThreads);
+  EXPECT_NE(p.describe().find("8 threads (16 cores for the rate calibration and metrics), replicas"),
+            std::string::npos) << p.describe();
+  EXPECT_EQ(plan_training_on(kReplicasMinCores, all, LayerKind::kSparse, 1'000'000, binary).threads,
+            std::min(kReplicasMinCores, kReplicasAutoThreads));
+  EXPECT_EQ(plan_training_on(kReplicasMinCores - 1, all, LayerKind::kSparse, 1'000'000, binary)
+                .threads, 1);
+  // One replica per kRowsPerThread rows.
+  EXPECT_EQ(plan_training_on(16, all, LayerKind::kSparse, 3500, binary).threads, 3);
+  // Weights past kReplicasMaxWeightBytes, the dense layer, Hogwild or "exact"
+  // asked for: one thread.
+  const auto wide = static_cast<std::int64_t>(kReplicasMaxWeightBytes / (6 * sizeof(float))) + 1;
+  const TrainPlan big = plan_training_on(16, all, LayerKind::kSparse, 1'000'000,
+                                         {Head::kSoftmax, 6, wide});
+  EXPECT_EQ(big.threads, 1);
+  EXPECT_EQ(big.strategy, ParallelStrategy::kSingle);
+  EXPECT_EQ(plan_training_on(16, all, LayerKind::kSparse, 1'000'000, {Head::kSoftmax, 6, wide - 1})
+                .strategy, ParallelStrategy::kReplicas);
+  EXPECT_EQ(plan_training_on(16, all, LayerKind::kDense, 1'000'000, binary).threads, 1);
+  OptimizerConfig hogwild;
+  hogwild.deterministic = false;
+  EXPECT_EQ(plan_training_on(16, hogwild, LayerKind::kSparse, 1'000'000, binary).threads, 1);
+  // Split classes keep every core (at most one per kClassesPerThread classes).
+  const TrainPlan ovr = plan_training_on(16, all, LayerKind::kSparse, 1'000'000,
+                                         {Head::kOneVsRest, 20, 1000});
+  EXPECT_EQ(ovr.strategy, ParallelStrategy::kClassShards);
+  EXPECT_EQ(ovr.threads, 10);
+  // An explicit count is the count, whatever the machine.
+  const TrainPlan four = plan_training_on(16, threads(4), LayerKind::kSparse, 1'000'000, binary);
+  EXPECT_EQ(four.threads, 4);
+  EXPECT_EQ(four.cores, 4);
 }
 
 TEST(TrainPlan, RegularisationOrAveragingCombinesEveryRow) {

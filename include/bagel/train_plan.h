@@ -61,6 +61,19 @@ inline constexpr int kClassesPerThread = 2;
 // 0.5-2.4 MB of weights and 0.89x at 6.3 MB, 0.74x at 84 MB.
 inline constexpr double kClassesMaxWeightBytes = 4.0 * (1 << 20);
 
+// threads 0 trains a model whose classes do not split on replicas when the
+// process has at least kReplicasMinCores cores and the weights take at most
+// kReplicasMaxWeightBytes, on at most kReplicasAutoThreads of them. On a
+// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.5-2.5x one
+// thread's on the binary and 6-class sets (0.5-6.3 MB of weights) at one
+// thread's accuracy (within 0.3 points), at 4 threads 1.0-2.0x, and at 16
+// no faster than at 8 (the combinations grow with the threads); at 84 MB
+// (2^20 features x 20 classes) they were slower than one thread at every
+// count. On 2 cores they cost about what the second core saves.
+inline constexpr int kReplicasMinCores = 8;
+inline constexpr int kReplicasAutoThreads = 8;
+inline constexpr double kReplicasMaxWeightBytes = 16.0 * (1 << 20);
+
 // What the plan needs to know of the model that trains.
 struct ModelShape {
   Head head = Head::kSigmoid;
@@ -109,12 +122,17 @@ ResolvedRun resolve_run(const OptimizerConfig& c, LayerKind layer, std::int64_t 
                         const ModelShape& model);
 
 // cores: optimizer.threads resolved (0 = usable_cores()). threads: for
-// threads 0, the cores when the classes can be split (one-vs-rest), else 1
-// (the loop does not gain from replicas: README §3); else optimizer.threads;
-// at most one per kRowsPerThread rows, and with split classes at most one
-// per kClassesPerThread outputs. Throws ConfigError (optimizer.batch_size)
-// for "exact" below kExactMinBatch.
+// threads 0, the cores when the classes can be split (one-vs-rest), else
+// replicas on up to kReplicasAutoThreads threads where the cores and the
+// weights allow (above), else 1; else optimizer.threads; at most one per
+// kRowsPerThread rows, and with split classes at most one per
+// kClassesPerThread outputs. Throws ConfigError (optimizer.batch_size) for
+// "exact" below kExactMinBatch.
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
                         const ModelShape& model = {});
+// The same on a machine where this process may use `usable` cores (what
+// threads 0 means; plan_training asks usable_cores()).
+TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer,
+                           std::int64_t rows, const ModelShape& model = {});
 
 }  // namespace bagel
