@@ -47,7 +47,8 @@ inline double exp_nonpositive(double x) {
   p = p * r + 1.0;
   // n's two's-complement bits are those of t less those of the shifter;
   // 2^n is (n + 1023) << 52, a normal double for n >= -1022 (x >= -708).
-  const std::int64_t n_bits = std::bit_cast<std::int64_t>(t) - std::bit_cast<std::int64_t>(kShifter);
+  // Unsigned arithmetic: a NaN's bits wrap around instead of overflowing.
+  const std::uint64_t n_bits = std::bit_cast<std::uint64_t>(t) - std::bit_cast<std::uint64_t>(kShifter);
   const double scale = std::bit_cast<double>((n_bits + 1023) << 52);
   return p * scale;
 }
