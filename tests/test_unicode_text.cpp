@@ -2,6 +2,9 @@
 // /usr/bin/python3 (Debian's Python 3.11, Unicode 14.0), with bagel's ICU
 // (Unicode 15.0) limited to what Python knows.
 #include <gtest/gtest.h>
+#include <array>
+#include <cctype>
+#include <cstdint>
 
 #include <random>
 #include <sstream>
@@ -229,6 +232,44 @@ TEST(UnicodeText, AsciiScannerLeavesTextWithOtherBytesToTheUnicodePath) {
   const Analyzer analyzer(AnalyzerOptions{}, "vectorizer.");
   const std::vector<std::string> expected = {"ab", "\u00e9t\u00e9", "cd"};
   EXPECT_EQ(terms_of(analyzer, "AB \u00c9t\u00c9 CD"), expected);
+}
+
+TEST(UnicodeText, AsciiBlockClassifierAndItsPortableVersionAgree) {
+  // Every byte value at every position of a block, then random blocks (a
+  // byte >= 0x80 in one of four), lowering on and off.
+  std::vector<std::array<char, 16>> blocks;
+  for (int value = 0; value < 256; ++value)
+    for (int at = 0; at < 16; ++at) {
+      std::array<char, 16> b;
+      b.fill('a');
+      b[static_cast<std::size_t>(at)] = static_cast<char>(value);
+      blocks.push_back(b);
+    }
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> ascii(0, 127), any(0, 255);
+  for (int i = 0; i < 20000; ++i) {
+    std::array<char, 16> b;
+    for (char& c : b) c = static_cast<char>(i % 4 == 0 ? any(rng) : ascii(rng));
+    blocks.push_back(b);
+  }
+  int refused = 0;
+  for (const auto& b : blocks)
+    for (const bool lowercase : {false, true}) {
+      std::array<char, 16> fast{}, portable{};
+      const std::uint32_t bits = detail::classify_ascii_block(b.data(), lowercase, fast.data());
+      ASSERT_EQ(bits, detail::classify_ascii_block_portable(b.data(), lowercase, portable.data()))
+          << std::string(b.data(), 16);
+      if (bits == ~0u) {
+        ++refused;
+        continue;
+      }
+      ASSERT_EQ(fast, portable) << std::string(b.data(), 16);
+      for (int i = 0; i < 16; ++i) {  // and what the bits mean, byte by byte
+        const auto c = static_cast<unsigned char>(b[static_cast<std::size_t>(i)]);
+        EXPECT_EQ((bits >> i) & 1u, std::isalnum(c) || c == '_' ? 1u : 0u) << int(c);
+      }
+    }
+  EXPECT_GT(refused, 0);
 }
 
 TEST(UnicodeText, PatternWithTwoGroupsIsRefusedAsScikitLearnDoes) {

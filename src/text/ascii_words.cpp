@@ -10,12 +10,23 @@
 
 namespace bagel {
 
-namespace {
+namespace detail {
 
-// Bit i of the result: byte i of a 16-byte block is a word character, the
-// block written to `out` lowered when asked. ~0u when a byte is >= 0x80.
+std::uint32_t classify_ascii_block_portable(const char* in, bool lowercase, char* out) {
+  std::uint32_t word = 0;
+  for (int i = 0; i < 16; ++i) {
+    const auto c = static_cast<unsigned char>(in[i]);
+    if (c >= 0x80) return ~0u;
+    const bool upper = c >= 'A' && c <= 'Z';
+    const bool is_word = upper || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    out[i] = static_cast<char>(lowercase && upper ? c + 0x20 : c);
+    word |= static_cast<std::uint32_t>(is_word) << i;
+  }
+  return word;
+}
+
 #ifdef __SSE2__
-std::uint32_t classify_block(const char* in, bool lowercase, char* out) {
+std::uint32_t classify_ascii_block(const char* in, bool lowercase, char* out) {
   const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
   if (_mm_movemask_epi8(v) != 0) return ~0u;
   // Every byte is below 0x80 here, so signed comparisons order them.
@@ -31,21 +42,12 @@ std::uint32_t classify_block(const char* in, bool lowercase, char* out) {
   return static_cast<std::uint32_t>(_mm_movemask_epi8(word));
 }
 #else
-std::uint32_t classify_block(const char* in, bool lowercase, char* out) {
-  std::uint32_t word = 0;
-  for (int i = 0; i < 16; ++i) {
-    const auto c = static_cast<unsigned char>(in[i]);
-    if (c >= 0x80) return ~0u;
-    const bool upper = c >= 'A' && c <= 'Z';
-    const bool is_word = upper || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
-    out[i] = static_cast<char>(lowercase && upper ? c + 0x20 : c);
-    word |= static_cast<std::uint32_t>(is_word) << i;
-  }
-  return word;
+std::uint32_t classify_ascii_block(const char* in, bool lowercase, char* out) {
+  return classify_ascii_block_portable(in, lowercase, out);
 }
 #endif
 
-}  // namespace
+}  // namespace detail
 
 bool ascii_words(std::string_view text, bool lowercase, char* lowered, std::vector<std::string_view>& words) {
   words.clear();
@@ -58,13 +60,13 @@ bool ascii_words(std::string_view text, bool lowercase, char* lowered, std::vect
     for (std::size_t block = base; block < base + 64 && block < size; block += 16) {
       std::uint32_t bits;
       if (block + 16 <= size) {
-        bits = classify_block(text.data() + block, lowercase, lowered + block);
+        bits = detail::classify_ascii_block(text.data() + block, lowercase, lowered + block);
       } else {
         // The last partial block, read through a copy: the text may end at
         // the end of a mapped page.
         char tail[16] = {};
         std::memcpy(tail, text.data() + block, size - block);
-        bits = classify_block(tail, lowercase, lowered + block);
+        bits = detail::classify_ascii_block(tail, lowercase, lowered + block);
       }
       if (bits == ~0u) return false;
       mask |= static_cast<std::uint64_t>(bits) << (block - base);
