@@ -75,21 +75,29 @@ TEST(Vocabulary, AnyThreadCountCountsTheCorpusAsOneThreadDoes) {
     texts.push_back(text);
   }
   const std::vector<std::string_view> documents(texts.begin(), texts.end());
-  VectorizerOptions options;
-  options.limits.min_df = {false, 2};
-  const auto [one_vectorizer, one] = Vectorizer::fit_transform(options, documents, 1);
-  // At most 3 threads, as the suite's other tests: LLVM 14's libomp (the
-  // sanitizer builds') leaks the thread data of a team of 2 when it next
-  // makes a team of more than 4 (2,880 bytes, in a ten-line program too),
-  // and LeakSanitizer fails the run for it.
-  for (const int threads : {2, 3}) {
-    const auto [vectorizer, many] = Vectorizer::fit_transform(options, documents, threads);
-    ASSERT_EQ(vectorizer.features(), one_vectorizer.features()) << threads << " threads";
-    for (Index c = 0; c < one_vectorizer.features(); c += 97)
-      EXPECT_EQ(vectorizer.feature_name(c), one_vectorizer.feature_name(c)) << threads << " threads";
-    EXPECT_EQ(many.indptr, one.indptr) << threads << " threads";
-    EXPECT_EQ(many.indices, one.indices) << threads << " threads";
-    EXPECT_EQ(many.values, one.values) << threads << " threads";
+  // min_df prunes by the document frequencies summed over the runs;
+  // max_features ranks by the total counts too (binary: counts of 1).
+  std::vector<VectorizerOptions> variants(3);
+  variants[0].limits.min_df = {false, 2};
+  variants[1].limits.max_features = 3000;
+  variants[2].limits.max_features = 1000;
+  variants[2].limits.binary = true;
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const auto [one_vectorizer, one] = Vectorizer::fit_transform(variants[v], documents, 1);
+    // At most 3 threads, as the suite's other tests: LLVM 14's libomp (the
+    // sanitizer builds') leaks the thread data of a team of 2 when it next
+    // makes a team of more than 4 (2,880 bytes, in a ten-line program too),
+    // and LeakSanitizer fails the run for it.
+    for (const int threads : {2, 3}) {
+      const auto [vectorizer, many] = Vectorizer::fit_transform(variants[v], documents, threads);
+      const std::string what = "options " + std::to_string(v) + ", " + std::to_string(threads) + " threads";
+      ASSERT_EQ(vectorizer.features(), one_vectorizer.features()) << what;
+      for (Index c = 0; c < one_vectorizer.features(); c += 97)
+        EXPECT_EQ(vectorizer.feature_name(c), one_vectorizer.feature_name(c)) << what;
+      EXPECT_EQ(many.indptr, one.indptr) << what;
+      EXPECT_EQ(many.indices, one.indices) << what;
+      EXPECT_EQ(many.values, one.values) << what;
+    }
   }
 }
 

@@ -481,13 +481,22 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
   const std::vector<std::size_t>& bounds = counted.bounds;
 
   // First-seen ids over the whole corpus: the first chunk's, then each
-  // further chunk's new terms in the order it met them.
+  // further chunk's new terms in the order it met them. The terms of the
+  // first chunk keep their ids whatever follows, so the other chunks look
+  // theirs up in its table in parallel (most of a chunk's terms, the common
+  // words, are there); only the rest is interned in order, one thread.
   TermTable global = std::move(chunks[0].table);
   std::vector<std::vector<std::int32_t>> to_global(chunks.size());
+  for_each_chunk(chunks.size() - 1, threads, [&](std::size_t i) {
+    const TermTable& local = chunks[i + 1].table;
+    std::vector<std::int32_t>& ids = to_global[i + 1];
+    ids.resize(static_cast<std::size_t>(local.size()));
+    for (std::int32_t id = 0; id < local.size(); ++id) ids[id] = global.find(local.term(id));
+  });
   for (std::size_t c = 1; c < chunks.size(); ++c) {
     const TermTable& local = chunks[c].table;
-    to_global[c].resize(static_cast<std::size_t>(local.size()));
-    for (std::int32_t id = 0; id < local.size(); ++id) to_global[c][id] = global.intern(local.term(id));
+    for (std::int32_t id = 0; id < local.size(); ++id)
+      if (to_global[c][id] < 0) to_global[c][id] = global.intern(local.term(id));
     chunks[c].table = TermTable();
   }
   const std::size_t terms = static_cast<std::size_t>(global.size());
@@ -496,24 +505,31 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
                       "empty vocabulary; perhaps the documents only contain stop words");
 
   // Document frequencies (and total counts, which only max_features needs)
-  // per chunk, then summed.
+  // per chunk over its own terms (local ids: a run holds a fraction of the
+  // corpus's terms, and an array of them all per run cost more to clear and
+  // sum than the counting), then added up by global id.
   const bool need_tf = limits.max_features.has_value();
   std::vector<std::vector<std::int64_t>> chunk_df(chunks.size()), chunk_tf(chunks.size());
   for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
     ChunkCounts& chunk = chunks[c];
+    const std::size_t local_terms = c == 0 ? terms : to_global[c].size();
+    chunk_df[c].assign(local_terms, 0);
+    for (const std::int32_t id : chunk.ids) ++chunk_df[c][id];
+    if (need_tf) {
+      chunk_tf[c].assign(local_terms, 0);
+      for (std::size_t e = 0; e < chunk.ids.size(); ++e)
+        chunk_tf[c][chunk.ids[e]] += limits.binary ? 1 : static_cast<std::int64_t>(chunk.counts[e]);
+    }
     if (c > 0) renumber_chunk(chunk, to_global[c]);
     if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1.0);
-    chunk_df[c].assign(terms, 0);
-    if (need_tf) chunk_tf[c].assign(terms, 0);
-    for (const std::int32_t id : chunk.ids) ++chunk_df[c][id];
-    if (need_tf)
-      for (std::size_t e = 0; e < chunk.ids.size(); ++e) chunk_tf[c][chunk.ids[e]] += static_cast<std::int64_t>(chunk.counts[e]);
   });
   std::vector<std::int64_t> df = std::move(chunk_df[0]), tf = std::move(chunk_tf[0]);
+  if (need_tf) tf.resize(terms, 0);
   for (std::size_t c = 1; c < chunks.size(); ++c)
-    for (std::size_t t = 0; t < terms; ++t) {
-      df[t] += chunk_df[c][t];
-      if (need_tf) tf[t] += chunk_tf[c][t];
+    for (std::size_t l = 0; l < to_global[c].size(); ++l) {
+      const auto id = static_cast<std::size_t>(to_global[c][l]);
+      df[id] += chunk_df[c][l];
+      if (need_tf) tf[id] += chunk_tf[c][l];
     }
   const std::vector<std::int32_t> by_name = ids_by_name(global, threads);
   const std::vector<bool> keep =
