@@ -427,8 +427,8 @@ std::string resume_unsupported(const OptimizerConfig& c, LayerKind layer, const 
   if (c.average && layer == LayerKind::kDense)
     return "the dense layer's averaged SGD keeps running sums that are not saved";
   if (plan.strategy == ParallelStrategy::kReplicas)
-    return "the replicas' copies and momentum are not saved (threads > 1 with "
-           "deterministic_method \"average\")";
+    return "the replicas' copies and momentum are not saved (" + plan.describe() +
+           "; \"threads\": 1 trains resumably)";
   return "";
 }
 

@@ -152,6 +152,19 @@ class Resume(unittest.TestCase):
         self.assertIn("this run cannot be resumed: the dense layer's averaged SGD", stderr)
         self.assertFalse((self.dir / "avg.bagel-resume").exists())
 
+    def test_replicas_say_they_cannot_resume_and_what_can(self):
+        # Softmax does not split by class: 2 threads are replicas.
+        config = self.config("rep", threads=2)
+        c = json.loads(config.read_text())
+        c["model"] = {"multiclass": "softmax"}
+        config.write_text(json.dumps(c))
+        status, stderr = self.stop_after_epoch(config, 2)
+        self.assertEqual(status, 130, stderr)
+        self.assertIn("this run cannot be resumed: the replicas' copies and momentum are not saved "
+                      "(2 threads, replicas combined", stderr)
+        self.assertIn('"threads": 1 trains resumably', stderr)
+        self.assertFalse((self.dir / "rep.bagel-resume").exists())
+
 
 if __name__ == "__main__":
     unittest.main()
