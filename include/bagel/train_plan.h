@@ -64,7 +64,7 @@ inline constexpr double kClassesMaxWeightBytes = 4.0 * (1 << 20);
 // threads 0 trains a model whose classes do not split on replicas when the
 // process has at least kReplicasMinCores cores and the weights take at most
 // kReplicasMaxWeightBytes, on at most kReplicasAutoThreads of them. On a
-// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.5-2.5x one
+// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.4-2.5x one
 // thread's on the binary and 6-class sets (0.5-6.3 MB of weights) at one
 // thread's accuracy (within 0.3 points), at 4 threads 1.0-2.0x, and at 16
 // no faster than at 8 (the combinations grow with the threads); at 84 MB
