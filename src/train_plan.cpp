@@ -62,7 +62,8 @@ bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape&
 
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
                         const ModelShape& model) {
-  return plan_training_on(usable_cores(), c, layer, rows, model);
+  // The cores are looked up (affinity mask, cgroup quota) only for threads 0.
+  return plan_training_on(c.threads > 0 ? c.threads : usable_cores(), c, layer, rows, model);
 }
 
 TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer,

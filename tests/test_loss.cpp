@@ -245,14 +245,11 @@ TEST(ExpNonpositive, WithinTwoUlpOfLibmDownToMinus708) {
   std::vector<double> xs = {0.0, -0.0, -1e-300, -1e-17, -0.5 * std::log(2.0), -std::log(2.0),
                             -1.0, -20.0, -700.0, -707.9};
   for (int i = 0; i < 200000; ++i) xs.push_back(i % 2 ? wide(rng) : near(rng));
-  std::int64_t worst = 0;
   for (double x : xs) {
     const double ours = exp_nonpositive(x), exact = std::exp(x);
-    worst = std::max(worst, ulps_apart(ours, exact));
     ASSERT_LE(ulps_apart(ours, exact), 2) << "x=" << x << " ours=" << ours << " libm=" << exact;
   }
   EXPECT_EQ(exp_nonpositive(0.0), 1.0);
-  EXPECT_LE(worst, 2);
 }
 
 TEST(ExpNonpositive, TinyBelowMinus708AndNaNStaysNaN) {

@@ -524,7 +524,6 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
     if (limits.binary) std::fill(chunk.counts.begin(), chunk.counts.end(), 1.0);
   });
   std::vector<std::int64_t> df = std::move(chunk_df[0]), tf = std::move(chunk_tf[0]);
-  if (need_tf) tf.resize(terms, 0);
   for (std::size_t c = 1; c < chunks.size(); ++c)
     for (std::size_t l = 0; l < to_global[c].size(); ++l) {
       const auto id = static_cast<std::size_t>(to_global[c][l]);
