@@ -30,6 +30,35 @@ void scatter_range_fixed(float* E, int, RowView row, const float* g, float c, In
   detail::bag_scatter_range<K>(E, row, g, c, lo, hi);
 }
 
+// bias[i] -= eta * (the batch's gradients of output i, summed in batch
+// order) / batch. A chunk of outputs at a time, the batch loop outside, so
+// that the loops over outputs vectorise: one output at a time, with the
+// batch loop inside, took ~24 instructions an output a step (a third of the
+// layer's step at 20 outputs and batch 1). Same sums, same order.
+void step_bias(std::span<float> bias, const float* grads, std::size_t batch, double eta) {
+  constexpr int kChunk = 16;
+  const int k = static_cast<int>(bias.size());
+  if (batch == 1) {
+    // The same values: a sum of one gradient is 0.0 + g (which makes -0
+    // +0), and dividing by 1 changes nothing.
+    float* __restrict out = bias.data();
+    for (int i = 0; i < k; ++i) out[i] = static_cast<float>(out[i] - eta * (0.0 + grads[i]));
+    return;
+  }
+  const double n = static_cast<double>(batch);
+  for (int i0 = 0; i0 < k; i0 += kChunk) {
+    const int m = std::min(kChunk, k - i0);
+    double sum[kChunk];
+    for (int j = 0; j < m; ++j) sum[j] = 0;  // (= {} compiled to a rep stos)
+    for (std::size_t b = 0; b < batch; ++b) {
+      const float* g = grads + b * static_cast<std::size_t>(k) + i0;
+      for (int j = 0; j < m; ++j) sum[j] += g[j];
+    }
+    float* out = bias.data() + i0;
+    for (int j = 0; j < m; ++j) out[j] = static_cast<float>(out[j] - eta * sum[j] / n);
+  }
+}
+
 template <int... K>
 detail::BagKernels pick(int k, std::integer_sequence<int, K...>) {
   detail::BagKernels out{detail::bag_sum_any, detail::bag_scatter_any,
@@ -113,11 +142,7 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
   const float c = static_cast<float>(-eta / (batch * scale));
   for (std::size_t b = 0; b < rows.size(); ++b)
     kernels_.scatter(weight_.data(), k, x.row(rows[b]), grads + b * k, c);
-  for (int i = 0; i < k; ++i) {
-    double sum = 0;
-    for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
-    bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
-  }
+  step_bias(bias_, grads, rows.size(), eta);
   if (l1) {
     penalty_.add_l1(thread, eta, scale);
     const double total = penalty_.l1_of(thread);
@@ -158,13 +183,7 @@ void EmbeddingBagLayer::scatter_range(const CsrMatrix& x, std::span<const Index>
 }
 
 void EmbeddingBagLayer::end_step(std::span<const Index> rows, const float* grads, double eta) {
-  const int k = outputs_;
-  const double batch = static_cast<double>(rows.size());
-  for (int i = 0; i < k; ++i) {
-    double sum = 0;
-    for (std::size_t b = 0; b < rows.size(); ++b) sum += grads[b * k + i];
-    bias_[i] = static_cast<float>(bias_[i] - eta * sum / batch);
-  }
+  step_bias(bias_, grads, rows.size(), eta);
   if (penalty_.has_l1()) penalty_.add_l1(0, eta, penalty_.scale_of(0));
 }
 
