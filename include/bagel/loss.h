@@ -90,11 +90,13 @@ struct SoftmaxCrossEntropy {
     grad[y] -= 1.0f;
     return std::log(sum) + m - z[y];
   }
+  // The exps in a loop of their own, which vectorises (as in loss_and_grad).
   static void probabilities(const float* z, double* proba, int k) {
     double m = z[0];
     for (int i = 1; i < k; ++i) m = std::max<double>(m, z[i]);
+    for (int i = 0; i < k; ++i) proba[i] = exp_nonpositive(static_cast<double>(z[i]) - m);
     double sum = 0;
-    for (int i = 0; i < k; ++i) sum += (proba[i] = std::exp(static_cast<double>(z[i]) - m));
+    for (int i = 0; i < k; ++i) sum += proba[i];
     for (int i = 0; i < k; ++i) proba[i] /= sum;
   }
 };
@@ -136,9 +138,16 @@ struct OneVsRestLogLoss {
     }
     return loss;
   }
+  // sigmoid(z_i) from exp(-|z_i|), as loss_and_grad computes it, in a loop
+  // that vectorises (std::exp a class was most of predict --proba's time).
   static void probabilities(const float* z, double* proba, int k) {
+    for (int i = 0; i < k; ++i) {
+      const double zi = z[i];
+      const double e = exp_nonpositive(-std::abs(zi));
+      proba[i] = (zi >= 0 ? 1.0 : e) / (1.0 + e);
+    }
     double sum = 0;
-    for (int i = 0; i < k; ++i) sum += (proba[i] = sigmoid(z[i]));
+    for (int i = 0; i < k; ++i) sum += proba[i];
     for (int i = 0; i < k; ++i) proba[i] /= sum;
   }
 };
