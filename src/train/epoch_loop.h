@@ -130,14 +130,15 @@ inline bool limit_logit_step(float* grad, int k, RowView row, double reach) {
   const double per_unit = reach * (double(squared_norm(row)) + 1.0);
   if (!(per_unit > 0)) return false;
   const auto limit = static_cast<float>(kMaxLogitStep / per_unit);
-  bool limited = false;
+  // Branch-free, so that the loop vectorises: a clamp is copysign(limit, g)
+  // where |g| > limit and g elsewhere (NaN included).
+  unsigned limited = 0;
   for (int i = 0; i < k; ++i) {
-    if (std::abs(grad[i]) > limit) {
-      grad[i] = std::copysign(limit, grad[i]);
-      limited = true;
-    }
+    const float g = grad[i];
+    limited |= std::abs(g) > limit;
+    grad[i] = std::min(std::max(g, -limit), limit);
   }
-  return limited;
+  return limited != 0;
 }
 
 // Divergence: a running mean loss that is not finite, or far above the loss
