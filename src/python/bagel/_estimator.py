@@ -51,6 +51,15 @@ def _classes_from_names(names, numeric: bool) -> np.ndarray:
     return values.astype(np.int64) if np.all(values == np.round(values)) else values
 
 
+def _check_targets(y) -> None:
+    """scikit-learn's check_classification_targets, except for a 1-D array of
+    strings (what _validate_data leaves of y), which is always a classification
+    target: the check sorts the labels (np.unique), as much as fit's own
+    encoding costs (4 ms for 20,000 labels)."""
+    if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "US"):
+        check_classification_targets(y)
+
+
 def _quoted(names, limit=10) -> str:
     shown = ", ".join(f"'{n}'" for n in names[:limit])
     return shown + (f", ... ({len(names)} in all)" if len(names) > limit else "")
@@ -109,7 +118,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         self._forget()
         try:
             X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=True)
-            check_classification_targets(y)
+            _check_targets(y)
             classes, y_ids = np.unique(y, return_inverse=True)
             if len(classes) < 2:
                 raise ValueError(f"y: needs at least 2 classes, found 1 class: '{classes[0]}'")
@@ -130,7 +139,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("classes must be passed on the first call to partial_fit")
         try:
             X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=first)
-            check_classification_targets(y)
+            _check_targets(y)
             if first:
                 known = np.unique(classes)
                 if len(known) < 2:
