@@ -46,7 +46,7 @@ void group_labels(std::span<const std::int32_t> labels, int first, int k,
 }  // namespace
 
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
-                         const Dataset& data)
+                         const Dataset& data, double max_copy_bytes)
     : k_(model.num_outputs), features_(model.num_features), data_(&data) {
   const int groups = std::clamp(plan.threads, 1, k_);
   shards_.resize(static_cast<std::size_t>(groups));  // never moved after: the layers hold spans
@@ -68,7 +68,7 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
   }
   const double copy_bytes = double(x.nonZeros()) * (sizeof(Index) + sizeof(float)) +
                             double(x.rows()) * (sizeof(Index) + sizeof(std::int32_t));
-  gathered_ = groups > 1 && copy_bytes <= kMaxEpochCopyBytes;
+  gathered_ = groups > 1 && copy_bytes <= max_copy_bytes;
 }
 
 bool ClassShards::gather_epoch(std::span<const Index> order, int s, RegionErrors& errors) {

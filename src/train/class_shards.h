@@ -33,10 +33,18 @@ namespace bagel::train {
 
 class ClassShards {
  public:
+  // The shared copy's limit: its indices, values, row pointers and labels.
+  static constexpr double kMaxEpochCopyBytes = 256.0 * (1 << 20);
+
   // Groups of the model's outputs for plan.threads threads, holding the
   // model's current weights; `data` (the training set) must outlive this.
+  // Epochs share one gathered copy of their rows when it takes at most
+  // `max_copy_bytes` (tests lower it to reach the other path).
   ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
-              const Dataset& data);
+              const Dataset& data, double max_copy_bytes = kMaxEpochCopyBytes);
+
+  // Whether the epochs read one shared copy of their rows.
+  bool shares_epoch_copy() const { return gathered_; }
 
   void start_averaging();
   // Resuming: the running sums of averaged SGD, in the model's layout.
@@ -73,8 +81,6 @@ class ClassShards {
     RowWindow window;
   };
   static constexpr std::size_t kPad = 16;
-  // The shared copy's limit: its indices, values, row pointers and labels.
-  static constexpr double kMaxEpochCopyBytes = 256.0 * (1 << 20);
 
   // The epoch's rows in `order`, gathered by the `groups` threads of the
   // region (each calls it); then each group's labels and weights for them.
