@@ -43,6 +43,11 @@ inline double sigmoid(double z) {
   return e / (1.0 + e);
 }
 
+// sigmoid(z) from e = exp(-|z|): 1 / (1 + e) for z >= 0, e / (1 + e)
+// below. The heads compute e once for the gradient and the loss (and in
+// loops that vectorise), so they all take the sigmoid from it.
+inline double sigmoid_from(double z, double e) { return (z >= 0 ? 1.0 : e) / (1.0 + e); }
+
 // Binary: one logit z, label y in {0, 1}.
 //   loss = -[y log s(z) + (1-y) log(1 - s(z))] = softplus(z) - y z
 //   dloss/dz = s(z) - y
@@ -50,11 +55,11 @@ struct BinaryLogLoss {
   static constexpr int outputs_for(int /*num_classes*/) { return 1; }
   // Writes dloss/dz into grad[0]; returns the loss.
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, int /*k*/) {
-    // sigmoid(z) and softplus(z) from one exp(-|z|), as the two functions
-    // above compute them (same values, bit for bit).
+    // sigmoid(z) and softplus(z) from one exp(-|z|) (the functions above
+    // compute the same with libm's exp).
     const double zd = z[0];
     const double e = exp_nonpositive(-std::abs(zd));
-    grad[0] = static_cast<float>((zd >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e)) - y);
+    grad[0] = static_cast<float>(sigmoid_from(zd, e) - y);
     return std::max(zd, 0.0) + std::log1p(e) - y * zd;
   }
   // Class probabilities [1 - p, p] from the logit.
@@ -120,9 +125,7 @@ struct OneVsRestLogLoss {
       const int n = std::min(kHeadChunk, k - i0);
       double e[kHeadChunk];
       for (int j = 0; j < n; ++j) e[j] = exp_nonpositive(-std::abs(static_cast<double>(z[i0 + j])));
-      // s(z) = 1 / (1 + e) for z >= 0, e / (1 + e) below (e = exp(-|z|)).
-      for (int j = 0; j < n; ++j)
-        grad[i0 + j] = static_cast<float>((z[i0 + j] >= 0 ? 1.0 : e[j]) / (1.0 + e[j]));
+      for (int j = 0; j < n; ++j) grad[i0 + j] = static_cast<float>(sigmoid_from(z[i0 + j], e[j]));
       double product = 1;
       for (int j = 0; j < n; ++j) {
         loss += std::max(static_cast<double>(z[i0 + j]), 0.0);
@@ -132,7 +135,7 @@ struct OneVsRestLogLoss {
       if (y >= i0 && y < i0 + n) {
         const double zy = z[y];
         const double ey = e[y - i0];
-        grad[y] = static_cast<float>((zy >= 0 ? 1.0 : ey) / (1.0 + ey) - 1.0);
+        grad[y] = static_cast<float>(sigmoid_from(zy, ey) - 1.0);
         loss -= zy;
       }
     }
@@ -143,8 +146,7 @@ struct OneVsRestLogLoss {
   static void probabilities(const float* z, double* proba, int k) {
     for (int i = 0; i < k; ++i) {
       const double zi = z[i];
-      const double e = exp_nonpositive(-std::abs(zi));
-      proba[i] = (zi >= 0 ? 1.0 : e) / (1.0 + e);
+      proba[i] = sigmoid_from(zi, exp_nonpositive(-std::abs(zi)));
     }
     double sum = 0;
     for (int i = 0; i < k; ++i) sum += proba[i];
