@@ -39,13 +39,7 @@ void scatter_range_fixed(float* E, int, RowView row, const float* g, float c, In
 void step_bias(std::span<float> bias, const float* grads, std::size_t batch, double eta) {
   constexpr int kChunk = 16;
   const int k = static_cast<int>(bias.size());
-  if (batch == 1) {
-    // The same values: a sum of one gradient is 0.0 + g (which makes -0
-    // +0), and dividing by 1 changes nothing.
-    float* __restrict out = bias.data();
-    for (int i = 0; i < k; ++i) out[i] = static_cast<float>(out[i] - eta * (0.0 + grads[i]));
-    return;
-  }
+  if (batch == 1) return detail::bias_step_one(bias.data(), grads, eta, k);
   const double n = static_cast<double>(batch);
   for (int i0 = 0; i0 < k; i0 += kChunk) {
     const int m = std::min(kChunk, k - i0);
@@ -83,6 +77,7 @@ EmbeddingBagLayer::EmbeddingBagLayer(std::span<float> weight, std::span<float> b
       num_features_(num_features),
       outputs_(outputs),
       kernels_(detail::BagKernels::for_outputs(outputs)),
+      prefetch_weights_(weight.size() * sizeof(float) >= kPrefetchMinWeightBytes),
       penalty_(num_features, outputs, l2, l1) {}
 
 void EmbeddingBagLayer::set_threads(int threads) {
@@ -91,16 +86,13 @@ void EmbeddingBagLayer::set_threads(int threads) {
 }
 
 void EmbeddingBagLayer::prefetch(const CsrMatrix& x, std::span<const Index> rows) const {
-  // Cache-resident weights are skipped: then the prefetch loop only adds
-  // instructions. Measured on 500k shuffled rows over row windows, 5 epochs:
+  // Cache-resident weights are skipped (prefetch_weights_): then the
+  // prefetch loop only adds instructions. Measured on 500k shuffled rows over row windows, 5 epochs:
   // at 2^20 features 1 output ran 1.85 -> 1.47 s with it (2.54 -> 1.70 s
   // without feature reordering) and 5 outputs 1.71 -> 1.34 s; at 2^14
   // features (64 KB of weights) 1 output ran 0.71 s without, 0.77 s with.
   // (Before row windows, rows narrower than a cache line ran faster without.)
-  if (weight_.size() * sizeof(float) < kPrefetchMinWeightBytes) return;
-  for (const Index r : rows) prefetch_rows(weight_.data(), outputs_, x.row(r));
-  if (averaging_)
-    for (const Index r : rows) prefetch_rows(avg_sum_.data(), outputs_, x.row(r));
+  for (const Index r : rows) prefetch_row(x.row(r), outputs_);
 }
 
 void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Index> rows,
@@ -111,28 +103,19 @@ void EmbeddingBagLayer::forward_readonly(const CsrMatrix& x, std::span<const Ind
     float* z = logits + b * k;
     std::fill(z, z + k, 0.0f);
     kernels_.sum(weight_.data(), k, x.row(rows[b]), z);
-    for (int i = 0; i < k; ++i) z[i] = s * z[i] + bias_[i];
+    for (int i = 0; i < k; ++i) z[i] = detail::madd(bias_[i], s, z[i]);  // as forward_row()
   }
 }
 
 void EmbeddingBagLayer::forward(const CsrMatrix& x, std::span<const Index> rows, float* logits,
                                 int thread) {
-  const float s = static_cast<float>(penalty_.scale_of(thread));
-  const double l1_total = penalty_.l1_of(thread);
-  const bool l1 = penalty_.has_l1();
-  const int k = outputs_;
-  for (std::size_t b = 0; b < rows.size(); ++b) {
-    const RowView row = x.row(rows[b]);
-    if (l1) penalty_.catch_up(weight_.data(), row, l1_total);
-    float* z = logits + b * k;
-    std::fill(z, z + k, 0.0f);
-    kernels_.sum(weight_.data(), k, row, z);
-    for (int i = 0; i < k; ++i) z[i] = s * z[i] + bias_[i];
-  }
+  for (std::size_t b = 0; b < rows.size(); ++b)
+    forward_row(x.row(rows[b]), logits + b * outputs_, thread, outputs_);
 }
 
 void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, const float* grads,
                              double eta, int thread) {
+  if (rows.size() == 1) return step_row(x.row(rows[0]), grads, eta, thread, outputs_);
   const int k = outputs_;
   const double batch = static_cast<double>(rows.size());
   const bool l1 = penalty_.has_l1();

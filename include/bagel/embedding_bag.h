@@ -31,6 +31,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 #if defined(__FMA__)
 #include <immintrin.h>
@@ -38,6 +39,8 @@
 
 #include "bagel/csr.h"
 #include "bagel/lazy_penalty.h"
+#include "bagel/madd.h"
+#include "bagel/row_width.h"
 
 namespace bagel {
 
@@ -64,14 +67,10 @@ inline void store(float* p, V v) {
 inline Vec8 load8(const float* p) { return load<Vec8>(p); }
 inline Vec4 load4(const float* p) { return load<Vec4>(p); }
 
-// a + x * b, rounded once where the CPU has fused multiply-adds, in every
-// lane of every width alike. GCC, left to fuse a*b+c itself, fuses it in
-// some instances of the kernels below and not in others: an output then
-// rounds differently in a vector lane at one row width than in a scalar
-// lane at another, and a one-vs-rest model trained with its classes split
-// over threads (train/class_shards.h) would not be the one-thread model.
+// madd() (madd.h) in every lane of the vector widths too: a one-vs-rest
+// model trained with its classes split over threads (train/class_shards.h)
+// must be the one-thread model, whose rows are as wide as all the classes.
 #if defined(__FMA__)
-inline float madd(float a, float x, float b) { return __builtin_fmaf(x, b, a); }
 inline Vec4 madd(Vec4 a, float x, Vec4 b) {
   return reinterpret_cast<Vec4>(_mm_fmadd_ps(_mm_set1_ps(x), reinterpret_cast<__m128>(b),
                                              reinterpret_cast<__m128>(a)));
@@ -81,9 +80,6 @@ inline Vec8 madd(Vec8 a, float x, Vec8 b) {
                                                 reinterpret_cast<__m256>(a)));
 }
 #else
-// No fused instruction: the compiler cannot fuse either, so every lane
-// rounds the product and the sum.
-inline float madd(float a, float x, float b) { return a + x * b; }
 inline Vec4 madd(Vec4 a, float x, Vec4 b) { return a + x * b; }
 inline Vec8 madd(Vec8 a, float x, Vec8 b) { return a + x * b; }
 #endif
@@ -113,12 +109,12 @@ BAGEL_NO_AUTOVEC inline void bag_sum(const float* __restrict E, RowView row, flo
     float a0 = 0, a1 = 0, a2 = 0, a3 = 0;
     std::size_t p = 0;
     for (; p + 4 <= n; p += 4) {
-      a0 += val[p] * E[idx[p]];
-      a1 += val[p + 1] * E[idx[p + 1]];
-      a2 += val[p + 2] * E[idx[p + 2]];
-      a3 += val[p + 3] * E[idx[p + 3]];
+      a0 = madd(a0, val[p], E[idx[p]]);
+      a1 = madd(a1, val[p + 1], E[idx[p + 1]]);
+      a2 = madd(a2, val[p + 2], E[idx[p + 2]]);
+      a3 = madd(a3, val[p + 3], E[idx[p + 3]]);
     }
-    for (; p < n; ++p) a0 += val[p] * E[idx[p]];
+    for (; p < n; ++p) a0 = madd(a0, val[p], E[idx[p]]);
     z[0] += (a0 + a1) + (a2 + a3);
   } else {
     constexpr int kVecs = K / 8, kHalf = (K % 8) / 4, kRest = K % 4;
@@ -147,7 +143,7 @@ BAGEL_NO_AUTOVEC inline void bag_scatter(float* __restrict E, RowView row, const
   const std::size_t n = row.size();
   if constexpr (K == 1) {
     const float gc = c * g[0];
-    for (std::size_t p = 0; p < n; ++p) E[idx[p]] += val[p] * gc;
+    for (std::size_t p = 0; p < n; ++p) E[idx[p]] = madd(E[idx[p]], val[p], gc);
   } else {
     constexpr int kVecs = K / 8, kHalf = (K % 8) / 4, kRest = K % 4;
     constexpr int kTail = 8 * kVecs + 4 * kHalf;
@@ -262,6 +258,14 @@ struct BagKernels {
 
 inline constexpr int kMaxFixedOutputs = 32;
 
+// bias[i] -= eta * g[i] for one row: the bias step of a batch of one (its
+// mean gradient is 0.0 + g, which makes -0 +0; dividing by 1 changes
+// nothing). One expression for every caller, so that all round alike.
+inline void bias_step_one(float* __restrict bias, const float* __restrict g, double eta,
+                          Width auto k) {
+  for (int i = 0; i < k; ++i) bias[i] = static_cast<float>(madd(double(bias[i]), -eta, 0.0 + g[i]));
+}
+
 }  // namespace detail
 
 // Inference: logits[0..k) = sum_p values[p] * E[indices[p]] + bias.
@@ -280,8 +284,9 @@ inline void embedding_bag_forward(const float* weight, const float* bias, int ou
 
 // Asks the cache for the weight rows that `row` will read (a hint; no effect
 // on results). Called one sample ahead, it hides the latency of the random
-// row reads behind the current sample's arithmetic.
-inline void prefetch_rows(const float* weight, int outputs, RowView row) {
+// row reads behind the current sample's arithmetic. (Always inlined: see
+// prefetch_row_data() in csr.h.)
+[[gnu::always_inline]] inline void prefetch_rows(const float* weight, Width auto outputs, RowView row) {
   const std::size_t last = static_cast<std::size_t>(outputs) * sizeof(float) - 1;
   for (const Index j : row.indices) {
     const char* p = reinterpret_cast<const char*>(weight + static_cast<std::size_t>(j) * outputs);
@@ -331,6 +336,17 @@ class EmbeddingBagLayer {
   //   b <- b - eta mean_b(g_b)                       (the bias is not penalised)
   void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
             int thread = 0);
+
+  // --- one row (a batch of one), k == outputs() as a Width (row_width.h) ---
+  // prefetch(), forward() and step() on the batch {row}: the same float
+  // operations. At a constant k the kernels are called directly and every
+  // loop over the outputs has a fixed trip count (train/row_steps.h).
+  template <Width W>
+  void prefetch_row(RowView row, W k) const;
+  template <Width W>
+  void forward_row(RowView row, float* z, int thread, W k);
+  template <Width W>
+  void step_row(RowView row, const float* grad, double eta, int thread, W k);
 
   // Folds every thread's pending decay and L1 into the shared state; folds
   // the scale into the weights when it gets small. No thread may be inside
@@ -382,12 +398,19 @@ class EmbeddingBagLayer {
 
  private:
   void fold();
+  // The bag kernels on one row: through kernels_ at a run-time k, directly
+  // at a constant one.
+  template <Width W>
+  void sum_row(RowView row, float* z, W k) const;
+  template <Width W>
+  void scatter_row(float* target, RowView row, const float* g, float c, W k) const;
 
   std::span<float> weight_;
   std::span<float> bias_;
   Index num_features_;
   int outputs_;
   detail::BagKernels kernels_;
+  bool prefetch_weights_;           // the weights are big enough to miss the cache (prefetch())
   LazyPenalty penalty_;             // L2 scale, L1 totals, the threads' views
   bool averaging_ = false;
   std::vector<float> avg_sum_;       // A: sum of the weights, lazily (stored units)
@@ -395,5 +418,67 @@ class EmbeddingBagLayer {
   double avg_scale_sum_ = 0.0;       // C since A was last closed
   std::int64_t avg_steps_ = 0;       // T
 };
+
+template <Width W>
+void EmbeddingBagLayer::sum_row(RowView row, float* z, W k) const {
+  if constexpr (std::is_same_v<W, int>) {
+    kernels_.sum(weight_.data(), k, row, z);
+  } else {
+    static_assert(W::value >= 1 && W::value <= detail::kMaxFixedOutputs);
+    detail::bag_sum<W::value>(weight_.data(), row, z);
+  }
+}
+
+template <Width W>
+void EmbeddingBagLayer::scatter_row(float* target, RowView row, const float* g, float c, W k) const {
+  if constexpr (std::is_same_v<W, int>) {
+    kernels_.scatter(target, k, row, g, c);
+  } else {
+    static_assert(W::value >= 1 && W::value <= detail::kMaxFixedOutputs);
+    detail::bag_scatter<W::value>(target, row, g, c);
+  }
+}
+
+template <Width W>
+[[gnu::always_inline]] inline void EmbeddingBagLayer::prefetch_row(RowView row, W k) const {
+  if (!prefetch_weights_) return;
+  prefetch_rows(weight_.data(), k, row);
+  if (averaging_) prefetch_rows(avg_sum_.data(), k, row);
+}
+
+template <Width W>
+void EmbeddingBagLayer::forward_row(RowView row, float* z, int thread, W k) {
+  if (penalty_.has_l1()) penalty_.catch_up(weight_.data(), row, penalty_.l1_of(thread));
+  const auto s = static_cast<float>(penalty_.scale_of(thread));
+  float* __restrict out = z;
+  const float* __restrict b = bias_.data();
+  for (int i = 0; i < k; ++i) out[i] = 0.0f;
+  sum_row(row, out, k);
+  for (int i = 0; i < k; ++i) out[i] = detail::madd(b[i], s, out[i]);
+}
+
+template <Width W>
+void EmbeddingBagLayer::step_row(RowView row, const float* grad, double eta, int thread, W k) {
+  const bool l1 = penalty_.has_l1();
+  // Pending L1 must land before the gradient (forward_row() normally did it).
+  if (l1) penalty_.catch_up(weight_.data(), row, penalty_.l1_of(thread));
+  const double scale = penalty_.decay(thread, eta);
+  const auto c = static_cast<float>(-eta / scale);  // step()'s -eta / (B scale) at B = 1
+  scatter_row(weight_.data(), row, grad, c, k);
+  detail::bias_step_one(bias_.data(), grad, eta, k);
+  if (l1) {
+    penalty_.add_l1(thread, eta, scale);
+    penalty_.catch_up(weight_.data(), row, penalty_.l1_of(thread));
+  }
+  if (averaging_) {
+    // A -= C_(tau-1) dv with dv = x (c g): the same scatter, coefficient -C c.
+    scatter_row(avg_sum_.data(), row, grad, static_cast<float>(-avg_scale_sum_ * c), k);
+    for (int i = 0; i < k; ++i) avg_bias_[static_cast<std::size_t>(i)] += bias_[static_cast<std::size_t>(i)];
+    avg_scale_sum_ += scale;
+    ++avg_steps_;
+  }
+  // Alone, a thread may fold at once; with others, only merge() may.
+  if (penalty_.threads() == 1 && LazyPenalty::is_small(scale)) flush();
+}
 
 }  // namespace bagel

@@ -12,6 +12,8 @@
 #include <bit>
 #include <cstdint>
 
+#include "bagel/madd.h"
+
 namespace bagel {
 
 // exp(x) for x <= 0 (and NaN for NaN) within 2 ulp of the exact value;
@@ -28,23 +30,25 @@ inline double exp_nonpositive(double x) {
   // Adding 1.5 * 2^52 rounds to an integer (to nearest) and leaves it in the
   // low bits of the mantissa: n without a conversion instruction.
   constexpr double kShifter = 6755399441055744.0;
-  const double t = x * kLog2e + kShifter;
+  // Every multiply-add through detail::madd: see madd.h.
+  using detail::madd;
+  const double t = madd(kShifter, x, kLog2e);
   const double n = t - kShifter;
-  const double r = (x - n * kLn2Hi) - n * kLn2Lo;
+  const double r = madd(madd(x, -n, kLn2Hi), -n, kLn2Lo);
   double p = 1.0 / 6227020800.0;  // 1 / 13!
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = p * r + 1.0;
-  p = p * r + 1.0;
+  p = madd(1.0 / 479001600.0, p, r);
+  p = madd(1.0 / 39916800.0, p, r);
+  p = madd(1.0 / 3628800.0, p, r);
+  p = madd(1.0 / 362880.0, p, r);
+  p = madd(1.0 / 40320.0, p, r);
+  p = madd(1.0 / 5040.0, p, r);
+  p = madd(1.0 / 720.0, p, r);
+  p = madd(1.0 / 120.0, p, r);
+  p = madd(1.0 / 24.0, p, r);
+  p = madd(1.0 / 6.0, p, r);
+  p = madd(0.5, p, r);
+  p = madd(1.0, p, r);
+  p = madd(1.0, p, r);
   // n's two's-complement bits are those of t less those of the shifter;
   // 2^n is (n + 1023) << 52, a normal double for n >= -1022 (x >= -708).
   // Unsigned arithmetic: a NaN's bits wrap around instead of overflowing.

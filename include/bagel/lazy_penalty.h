@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/madd.h"
 
 namespace bagel {
 
@@ -35,7 +36,7 @@ class LazyPenalty {
   // The decay of one step of `thread` at rate eta; returns its new scale.
   double decay(int thread, double eta) {
     ThreadState& t = threads_[thread];
-    const double a = 1.0 - eta * l2_;
+    const double a = detail::madd(1.0, -eta, l2_);  // 1 - eta l2 (madd.h)
     t.decay *= a;
     t.view = threads_.size() == 1 ? t.decay : t.view * std::pow(a, double(threads_.size()));
     return scale_of(thread);

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bagel/exp_nonpositive.h"
+#include "bagel/row_width.h"
 
 namespace bagel {
 
@@ -54,13 +55,13 @@ inline double sigmoid_from(double z, double e) { return (z >= 0 ? 1.0 : e) / (1.
 struct BinaryLogLoss {
   static constexpr int outputs_for(int /*num_classes*/) { return 1; }
   // Writes dloss/dz into grad[0]; returns the loss.
-  static double loss_and_grad(const float* z, std::int32_t y, float* grad, int /*k*/) {
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto /*k*/) {
     // sigmoid(z) and softplus(z) from one exp(-|z|) (the functions above
     // compute the same with libm's exp).
     const double zd = z[0];
     const double e = exp_nonpositive(-std::abs(zd));
     grad[0] = static_cast<float>(sigmoid_from(zd, e) - y);
-    return std::max(zd, 0.0) + std::log1p(e) - y * zd;
+    return detail::madd(std::max(zd, 0.0) + std::log1p(e), -double(y), zd);  // madd.h
   }
   // Class probabilities [1 - p, p] from the logit.
   static void probabilities(const float* z, double* proba, int /*k*/) {
@@ -75,7 +76,7 @@ struct BinaryLogLoss {
 // The max is subtracted before exp so no term overflows.
 struct SoftmaxCrossEntropy {
   static constexpr int outputs_for(int num_classes) { return num_classes; }
-  static double loss_and_grad(const float* z, std::int32_t y, float* grad, int k) {
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
     double m = z[0];
     for (int i = 1; i < k; ++i) m = std::max<double>(m, z[i]);
     // One exp per class (they were most of the head's time at K = 20): grad
@@ -90,6 +91,12 @@ struct SoftmaxCrossEntropy {
         grad[i0 + j] = static_cast<float>(e[j]);
       }
     }
+    // GCC 12 at -O3, where k is a constant (row_width.h), forwards the
+    // stores above to the loads below and then drops the float rounding
+    // in between (SLP vectorisation after value numbering): some gradients
+    // came out an ulp off the other paths'. A compiler barrier makes it
+    // read the floats stored.
+    asm volatile("" ::: "memory");
     const double inv = 1.0 / sum;
     for (int i = 0; i < k; ++i) grad[i] = static_cast<float>(grad[i] * inv);
     grad[y] -= 1.0f;
@@ -119,7 +126,7 @@ struct OneVsRestLogLoss {
   // an output was a fifth of the training time on 20 classes. The sum is off
   // by at most ~K * 1e-16. The exp values, then the gradients, are loops
   // without a sum in them, which the compiler vectorises.
-  static double loss_and_grad(const float* z, std::int32_t y, float* grad, int k) {
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
     double loss = 0;
     for (int i0 = 0; i0 < k; i0 += kHeadChunk) {
       const int n = std::min(kHeadChunk, k - i0);
@@ -165,7 +172,7 @@ inline double loss_at_zero(Head head, int num_classes) {
 }
 
 // Loss and dloss/dz of one row.
-inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, int outputs,
+inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto outputs,
                                  Head head) {
   switch (head) {
     case Head::kSigmoid: return BinaryLogLoss::loss_and_grad(z, y, grad, 1);

@@ -14,6 +14,7 @@
 #include <limits>
 #include <numeric>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "bagel/config.h"
@@ -49,8 +50,9 @@ struct BatchScratch {
 // first); batches too big to copy read the rows in place, requested in stages
 // so that each stage's addresses are already cached when it runs: 8 batches
 // ahead the row pointers and labels, 4 batches ahead the rows' index and
-// value arrays (the layer asks for the weight rows 1 batch ahead).
-inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
+// value arrays (the layer asks for the weight rows 1 batch ahead). Always
+// inlined: see prefetch_row_data() in csr.h.
+[[gnu::always_inline]] inline void prefetch_ahead(const CsrMatrix& x, std::span<const std::int32_t> y,
                            std::span<const Index> rows, std::size_t next, int batch_size) {
   const std::size_t n = rows.size();
   const std::size_t far = next + 7 * static_cast<std::size_t>(batch_size);
@@ -126,7 +128,7 @@ struct StepClock {
 // Clips grad[0..k) so that the row's own update moves each logit at most
 // kMaxLogitStep; `reach` is eta / B, the logit change per unit gradient
 // and unit (|x|^2 + 1). True when any output was clipped.
-inline bool limit_logit_step(float* grad, int k, RowView row, double reach) {
+inline bool limit_logit_step(float* grad, Width auto k, RowView row, double reach) {
   const double per_unit = reach * (double(squared_norm(row)) + 1.0);
   if (!(per_unit > 0)) return false;
   const auto limit = static_cast<float>(kMaxLogitStep / per_unit);
@@ -212,17 +214,50 @@ struct Diverged {
 
 // Row weights (Dataset::weight): the row's gradient and loss times w. A
 // branch per row, not per non-zero; unweighted data has no weights at all.
-inline double weigh_row(double loss, float* grad, int k, std::span<const float> weights,
-                        Index row) {
-  if (weights.empty()) return loss;
+// Adds the row's loss to `loss_sum` (with one rounding: madd.h).
+inline void weigh_row(double loss, float* grad, Width auto k, std::span<const float> weights,
+                      Index row, double& loss_sum) {
+  if (weights.empty()) {
+    loss_sum += loss;
+    return;
+  }
   const float w = weights[static_cast<std::size_t>(row)];
   for (int i = 0; i < k; ++i) grad[i] *= w;
-  return loss * w;
+  loss_sum = detail::madd(loss_sum, loss, double(w));
 }
+
+// A running report (and divergence check) every this many batches.
+inline constexpr std::size_t kReportBatches = 256;
+
+// Batch-1 training of a sparse layer with at most detail::kMaxFixedOutputs
+// outputs (row_steps.cpp): run_epoch()'s loop body for one row, compiled
+// once per output count, so that the forward sum, the head, the step limit
+// and the update run at a constant width (row_width.h) with the kernels
+// called directly. The same float operations as the general loop, row for
+// row: the model is the same bit for bit (tests/test_row_steps.cpp), in
+// less time (README §9).
+struct RowPass {
+  EmbeddingBagLayer& layer;
+  const CsrMatrix& x;
+  std::span<const std::int32_t> y;
+  std::span<const Index> rows;      // rows of x (and y), in training order
+  std::span<const Index> original;  // rows[i] is the training set's row original[i]
+  std::span<const float> weights;   // the training set's row weights (empty: none)
+  bool scattered;                   // rows read where they lie, out of order: prefetch them ahead
+  const Schedule& schedule;
+  StepClock& clock;
+  BatchScratch& scratch;
+  int thread;
+};
+inline bool has_row_steps(int outputs) { return outputs >= 1 && outputs <= detail::kMaxFixedOutputs; }
+// Trains rows[begin, end) of the pass, one step each; adds their loss to
+// loss_sum and their clipped steps to `limited`, in row order.
+void train_rows(const RowPass& pass, std::size_t begin, std::size_t end, double& loss_sum,
+                std::int64_t& limited);
 
 // One pass over `order`; returns the summed loss. Template over the layer so
 // forward/step are direct calls; report(rows done, mean loss) is called every
-// 256 batches, where the pass also stops once `watch` has tripped; `thread`
+// kReportBatches batches, where the pass also stops once `watch` has tripped; `thread`
 // is the caller's Hogwild thread (0 otherwise); `in_order`: data's rows are
 // the epoch's in order (order is 0, 1, ...), read in place.
 template <class Layer, class Report>
@@ -238,11 +273,30 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
                   [&](const CsrMatrix& x, std::span<const std::int32_t> y,
                       std::span<const Index> all, std::size_t offset, bool in_place) {
     const std::size_t n = all.size();
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+      if (batch_size == 1 && has_row_steps(k)) {
+        const RowPass pass{layer, x, y, all, order.subspan(offset, n), data.weight,
+                           in_place && !in_order, schedule, clock, scratch, thread};
+        for (std::size_t begin = 0; begin < n;) {
+          // Up to the next row whose place in the epoch is a report's, inclusive.
+          const std::size_t report_at = (offset + begin + kReportBatches - 1) / kReportBatches * kReportBatches;
+          const std::size_t end = std::min(n, report_at - offset + 1);
+          train_rows(pass, begin, end, loss_sum, limited);
+          seen = offset + end;
+          if ((seen - 1) % kReportBatches == 0) {
+            report(seen, loss_sum / double(seen));
+            if (!watch.ok(static_cast<std::int64_t>(seen), loss_sum / double(seen), limited)) return false;
+          }
+          begin = end;
+        }
+        return true;
+      }
+    }
     for (std::size_t begin = 0; begin < n; begin += batch_size) {
       const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
       const std::span<const Index> rows = all.subspan(begin, count);
       const std::size_t next = begin + count;
-      if (in_place) prefetch_ahead(x, y, all, next, batch_size);
+      if (in_place && !in_order) prefetch_ahead(x, y, all, next, batch_size);
       if (next < n) layer.prefetch(x, all.subspan(next, std::min<std::size_t>(batch_size, n - next)));
       layer.forward(x, rows, scratch.logits.data(), thread);
       const double eta = schedule.eta(clock.next());
@@ -252,12 +306,12 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
             head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
         limited += limit_logit_step(grad, k, x.row(rows[b]), eta / double(count));
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
-        loss_sum += weigh_row(loss, grad, k, data.weight, order[offset + begin + b]);
+        weigh_row(loss, grad, k, data.weight, order[offset + begin + b], loss_sum);
       }
       layer.step(x, rows, scratch.grads.data(), eta, thread);
       const std::size_t done = offset + begin + count;
       seen = done;
-      if (((offset + begin) / batch_size) % 256 == 0) {
+      if (((offset + begin) / batch_size) % kReportBatches == 0) {
         report(done, loss_sum / double(done));
         if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done), limited)) return false;
       }
