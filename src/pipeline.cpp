@@ -65,7 +65,7 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
     model.training["class_weights"] = weights;
   }
   model.training["train_nonzeros"] = data.train.x.nonZeros();
-  model.training["train_metrics"] = metrics_to_json(r.train_metrics, model.classes);
+  if (r.train_metrics) model.training["train_metrics"] = metrics_to_json(*r.train_metrics, model.classes);
   if (r.valid_metrics)
     model.training["valid_metrics"] = metrics_to_json(*r.valid_metrics, model.classes);
   model.training["bagel_version"] = BAGEL_VERSION;
@@ -121,7 +121,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
     if (!resume->calibration.is_null()) r.summary.calibration_json = resume->calibration;
   }
   r.summary.seconds += reorder_seconds;
-  r.train_metrics = evaluate(r.model, train.x, train.y);
+  if (config.train_metrics) r.train_metrics = evaluate(r.model, train.x, train.y);
   if (valid) r.valid_metrics = evaluate(r.model, valid->x, valid->y);
   if (order) order->restore(r.model);
   annotate(r.model, r, config, data, order.has_value(), reorder_seconds);

@@ -89,6 +89,11 @@ struct TrainConfig {
   std::optional<Head> multiclass;
   OptimizerConfig optimizer;
   std::string output = "runs/model";
+  // Whether train() (pipeline.h) also measures the model on its training
+  // split (TrainResult::train_metrics, model.json's training.train_metrics):
+  // `bagel train` prints them; the Python estimator, like scikit-learn's,
+  // skips that pass over the data. Not a key of the config file.
+  bool train_metrics = true;
   // How "text" inputs become features (scikit-learn's CountVectorizer
   // defaults unless the "vectorizer" section says otherwise); set only when
   // the training data is text.

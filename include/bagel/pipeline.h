@@ -1,6 +1,6 @@
 // The training pipeline that `bagel train` and the Python estimator share:
 // number the features by frequency when that pays off, train, evaluate on
-// the train and valid splits, give the model its feature numbers back and
+// the train (TrainConfig::train_metrics) and valid splits, give the model its feature numbers back and
 // record the run in model.training. Callers only load (or wrap) the data
 // and print.
 #pragma once
@@ -20,7 +20,7 @@ namespace bagel {
 struct TrainResult {
   Model model;                      // config and training summary filled in
   TrainingSummary summary;          // seconds include the feature relabelling
-  Metrics train_metrics;
+  std::optional<Metrics> train_metrics;  // when config.train_metrics
   std::optional<Metrics> valid_metrics;
 };
 

@@ -143,7 +143,7 @@ int run_train(const TrainOptions& o) {
                     ? (", stopped early; kept epoch " + std::to_string(summary.best_epoch)).c_str()
                     : "");
   progress.message(buf);
-  progress.message("train: " + metrics_summary(result.train_metrics));
+  if (result.train_metrics) progress.message("train: " + metrics_summary(*result.train_metrics));
   if (result.valid_metrics) progress.message("valid: " + metrics_summary(*result.valid_metrics));
   progress.message("model saved to " + config.output);
   return 0;

@@ -53,7 +53,8 @@ Dataset dataset(const SplitArrays& s, const std::string& name) {
 }  // namespace
 
 FitResult fit(const FitRequest& r) {
-  const TrainConfig config = parse_config(r);
+  TrainConfig config = parse_config(r);
+  config.train_metrics = false;  // scikit-learn's estimators measure nothing they are not asked for
   Classes classes{r.classes, r.numeric_classes};
   std::optional<Dataset> valid;
   if (r.valid) valid = dataset(*r.valid, "eval_set");

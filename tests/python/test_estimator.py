@@ -145,6 +145,8 @@ def test_eval_set_stops_early_and_keeps_the_best_epoch(multi):
     assert t["stopped_early"] and clf.n_iter_ == t["epochs_run"] < 30
     assert "valid_metrics" in t and "valid" in t["history"][0]
     assert abs(t["valid_metrics"]["log_loss"] - log_loss(yva, clf.predict_proba(xva))) < 1e-6
+    # Measured on what it was asked to (eval_set), not on its training rows.
+    assert "train_metrics" not in t
 
 
 def test_partial_fit_learns_from_chunks(multi):
