@@ -340,7 +340,7 @@ class EmbeddingBagLayer {
   // --- one row (a batch of one), k == outputs() as a Width (row_width.h) ---
   // prefetch(), forward() and step() on the batch {row}: the same float
   // operations. At a constant k the kernels are called directly and every
-  // loop over the outputs has a fixed trip count (train/row_steps.h).
+  // loop over the outputs has a fixed trip count (train/row_steps.cpp).
   template <Width W>
   void prefetch_row(RowView row, W k) const;
   template <Width W>
