@@ -22,11 +22,24 @@ from sklearn.utils.validation import _check_sample_weight
 
 from . import _core
 from ._data import INDEX, VALUE, csr_arrays, is_ready_csr
+from ._sklearn_compat import validate_data
 
 _DEFAULTS = json.loads(_core.default_parameters())
 # Estimator parameters that are keys of the config's "optimizer" section.
 _MODEL_KEYS = ("layer", "multiclass")
 _OPTIMIZER_KEYS = [k for k in _DEFAULTS if k not in _MODEL_KEYS]
+
+
+# scikit-learn's estimator check that BagelClassifier fails by design, by its
+# names in scikit-learn 1.2 to 1.5 and from 1.6 on, with the reason.
+_ZERO_WEIGHTS = ("zero sample_weight is not equivalent to removing samples: rows of weight 0 "
+                 "still take their place in the shuffled order of SGD, so every later step "
+                 "differs (scikit-learn's SGDClassifier fails it for the same reason)")
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weights_invariance": _ZERO_WEIGHTS,
+    "check_sample_weight_equivalence_on_dense_data": _ZERO_WEIGHTS,
+    "check_sample_weight_equivalence_on_sparse_data": _ZERO_WEIGHTS,
+}
 
 
 def _plain(value):
@@ -53,7 +66,7 @@ def _classes_from_names(names, numeric: bool) -> np.ndarray:
 
 def _check_targets(y) -> None:
     """scikit-learn's check_classification_targets, except for a 1-D array of
-    strings (what _validate_data leaves of y), which is always a classification
+    strings (what validate_data leaves of y), which is always a classification
     target: the check sorts the labels (np.unique), as much as fit's own
     encoding costs (4 ms for 20,000 labels)."""
     if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "US"):
@@ -117,7 +130,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         validation metrics and, with patience > 0, early stopping."""
         self._forget()
         try:
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=True)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=VALUE, reset=True)
             _check_targets(y)
             classes, y_ids = np.unique(y, return_inverse=True)
             if len(classes) < 2:
@@ -138,7 +151,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit")
         try:
-            X, y = self._validate_data(X, y, accept_sparse="csr", dtype=VALUE, reset=first)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=VALUE, reset=first)
             _check_targets(y)
             if first:
                 known = np.unique(classes)
@@ -180,7 +193,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
             raise ValueError("eval_set: expected a pair (X_valid, y_valid)")
         Xv, yv = eval_set
-        Xv, yv = self._validate_data(Xv, yv, accept_sparse="csr", dtype=VALUE, reset=False)
+        Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=VALUE, reset=False)
         return (*csr_arrays(Xv), self._encode(yv, classes, "eval_set"))
 
     @staticmethod
@@ -239,7 +252,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input.")
             return csr_arrays(X)
-        return csr_arrays(self._validate_data(X, accept_sparse="csr", dtype=VALUE, reset=False))
+        return csr_arrays(validate_data(self, X, accept_sparse="csr", dtype=VALUE, reset=False))
 
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities, columns in classes_ order."""
@@ -287,21 +300,13 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         self._check_fitted()
         self._model.save(str(path), force)
 
-    def _more_tags(self):
-        return {
-            "_xfail_checks": {
-                "check_sample_weights_invariance":
-                    "zero sample_weight is not equivalent to removing samples: rows of weight 0 "
-                    "still take their place in the shuffled order of SGD, so every later step "
-                    "differs (scikit-learn's SGDClassifier fails it for the same reason)",
-                "check_class_weight_classifiers":
-                    "class weights 1000 and 0.0001 on 50 unscaled rows (|x|^2 ~ 800): the "
-                    "rate is calibrated in units of 1/|x|^2, which the bias shares, and the "
-                    "20 'auto' epochs leave the bias short of the weighted optimum; it passes "
-                    "with epochs=100 (tests/python/test_sklearn_checks.py runs it so)",
-            },
-        }
+    def __sklearn_tags__(self):  # scikit-learn >= 1.6
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
+    def _more_tags(self):  # scikit-learn < 1.6
+        return {"_xfail_checks": EXPECTED_FAILED_CHECKS}
 
 def load(path: str) -> BagelClassifier:
     """A fitted BagelClassifier from a model directory written by `bagel train`
