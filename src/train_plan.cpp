@@ -45,7 +45,10 @@ double weight_bytes(const ModelShape& model) {
 // one thread, while the rate calibration and the metrics use the cores.
 int auto_threads(int cores, const OptimizerConfig& c, LayerKind layer, const ModelShape& model,
                  bool classes) {
-  if (classes) return cores;
+  if (classes) {
+    const int blocks = (model.outputs + kClassBlock - 1) / kClassBlock;
+    return blocks >= 2 ? std::min(cores, blocks) : cores;
+  }
   const bool replicas_pay = layer == LayerKind::kSparse && cores >= kReplicasMinCores &&
                             parallel_strategy(c) == ParallelStrategy::kReplicas &&
                             weight_bytes(model) <= kReplicasMaxWeightBytes;
@@ -53,6 +56,22 @@ int auto_threads(int cores, const OptimizerConfig& c, LayerKind layer, const Mod
 }
 
 }  // namespace
+
+std::vector<int> class_group_starts(int classes, int groups) {
+  std::vector<int> starts(static_cast<std::size_t>(groups) + 1);
+  const int blocks = (classes + kClassBlock - 1) / kClassBlock;
+  bool whole_blocks = groups <= blocks;
+  for (int s = 0; s <= groups && whole_blocks; ++s) {
+    starts[static_cast<std::size_t>(s)] = std::min(classes, kClassBlock * (blocks * s / groups));
+    // A short last block alone (5 classes: 4 + 1) is below kClassesPerThread.
+    if (s > 0 && starts[static_cast<std::size_t>(s)] - starts[static_cast<std::size_t>(s) - 1] <
+                     std::min(kClassesPerThread, classes / groups))
+      whole_blocks = false;
+  }
+  if (!whole_blocks)
+    for (int s = 0; s <= groups; ++s) starts[static_cast<std::size_t>(s)] = classes * s / groups;
+  return starts;
+}
 
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model) {
   return layer == LayerKind::kSparse && model.head == Head::kOneVsRest &&

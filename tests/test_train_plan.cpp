@@ -52,15 +52,47 @@ TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCac
   hogwild.deterministic = false;
   EXPECT_EQ(plan_training(hogwild, LayerKind::kSparse, 1'000'000, ovr20).strategy,
             ParallelStrategy::kHogwild);
-  // threads 0: every core for split classes (one per kRowsPerThread rows),
-  // one thread otherwise.
+  // threads 0: every core for split classes, at most one per block of
+  // kClassBlock classes (and one per kRowsPerThread rows), one thread otherwise.
   const TrainPlan all = plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000, ovr20);
-  EXPECT_EQ(all.threads, std::min(usable_cores(), 10));
+  EXPECT_EQ(all.threads, std::min(usable_cores(), 5));
+  EXPECT_EQ(plan_training_on(16, OptimizerConfig{}, LayerKind::kSparse, 1'000'000, ovr20).threads, 5);
+  EXPECT_EQ(plan_training_on(16, OptimizerConfig{}, LayerKind::kSparse, 1'000'000,
+                             {Head::kOneVsRest, 6, 1000}).threads, 2);
+  // A single block: as many threads as kClassesPerThread allows.
+  EXPECT_EQ(plan_training_on(16, OptimizerConfig{}, LayerKind::kSparse, 1'000'000,
+                             {Head::kOneVsRest, 4, 1000}).threads, 2);
   EXPECT_EQ(all.strategy, usable_cores() > 1 ? ParallelStrategy::kClassShards
                                              : ParallelStrategy::kSingle);
   EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1500, ovr20).threads, 1);
   EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000,
                           {Head::kSoftmax, 20, 1000}).threads, 1);
+}
+
+TEST(TrainPlan, ClassGroupsAreWholeBlocksOfFourWhereThereAreEnough) {
+  using V = std::vector<int>;
+  EXPECT_EQ(class_group_starts(20, 1), (V{0, 20}));
+  EXPECT_EQ(class_group_starts(20, 2), (V{0, 8, 20}));
+  EXPECT_EQ(class_group_starts(20, 5), (V{0, 4, 8, 12, 16, 20}));
+  EXPECT_EQ(class_group_starts(20, 4), (V{0, 4, 8, 12, 20}));
+  EXPECT_EQ(class_group_starts(6, 2), (V{0, 4, 6}));
+  EXPECT_EQ(class_group_starts(7, 2), (V{0, 4, 7}));
+  // More groups than blocks: an even split.
+  EXPECT_EQ(class_group_starts(20, 10), (V{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20}));
+  EXPECT_EQ(class_group_starts(6, 3), (V{0, 2, 4, 6}));
+  // A short last block alone would be one class: an even split.
+  EXPECT_EQ(class_group_starts(5, 2), (V{0, 2, 5}));
+  EXPECT_EQ(class_group_starts(9, 3), (V{0, 3, 6, 9}));
+  EXPECT_EQ(class_group_starts(9, 2), (V{0, 4, 9}));
+  // At least kClassesPerThread classes a group at every count the plan allows.
+  for (int k = 2 * kClassesPerThread; k <= 64; ++k)
+    for (int g = 1; g <= k / kClassesPerThread; ++g) {
+      const V s = class_group_starts(k, g);
+      ASSERT_EQ(s.front(), 0);
+      ASSERT_EQ(s.back(), k);
+      for (int i = 0; i < g; ++i)
+        ASSERT_GE(s[i + 1] - s[i], kClassesPerThread) << k << " classes, " << g << " groups";
+    }
 }
 
 TEST(TrainPlan, DefaultUsesEveryCoreAroundAOneThreadLoopAndReplicasWhenAsked) {
@@ -115,11 +147,11 @@ TEST(TrainPlan, DefaultTrainsReplicasOnManyCoresWhileTheWeightsAreSmall) {
   OptimizerConfig hogwild;
   hogwild.deterministic = false;
   EXPECT_EQ(plan_training_on(16, hogwild, LayerKind::kSparse, 1'000'000, binary).threads, 1);
-  // Split classes keep every core (at most one per kClassesPerThread classes).
+  // Split classes take the cores, at most one per block of kClassBlock classes.
   const TrainPlan ovr = plan_training_on(16, all, LayerKind::kSparse, 1'000'000,
                                          {Head::kOneVsRest, 20, 1000});
   EXPECT_EQ(ovr.strategy, ParallelStrategy::kClassShards);
-  EXPECT_EQ(ovr.threads, 10);
+  EXPECT_EQ(ovr.threads, 5);
   // An explicit count is the count, whatever the machine.
   const TrainPlan four = plan_training_on(16, threads(4), LayerKind::kSparse, 1'000'000, binary);
   EXPECT_EQ(four.threads, 4);

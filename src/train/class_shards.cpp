@@ -51,10 +51,11 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
   const int groups = std::clamp(plan.threads, 1, k_);
   shards_.resize(static_cast<std::size_t>(groups));  // never moved after: the layers hold spans
   const CsrMatrix& x = data.x;
+  const std::vector<int> starts = class_group_starts(k_, groups);
   for (int s = 0; s < groups; ++s) {
     Shard& sh = shards_[static_cast<std::size_t>(s)];
-    sh.first = k_ * s / groups;
-    sh.k = k_ * (s + 1) / groups - sh.first;
+    sh.first = starts[static_cast<std::size_t>(s)];
+    sh.k = starts[static_cast<std::size_t>(s) + 1] - sh.first;
     sh.weight = huge_vector<float>(static_cast<std::size_t>(features_) * sh.k);
     sh.padded_bias.assign(static_cast<std::size_t>(sh.k) + 2 * kPad, 0.0f);
     sh.bias = std::span<float>(sh.padded_bias).subspan(kPad, static_cast<std::size_t>(sh.k));

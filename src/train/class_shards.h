@@ -1,6 +1,7 @@
 // One-vs-rest models on several threads: the K classes are split into one
-// contiguous group per thread, and each thread trains its group's own
-// weights (features x its classes) over every row of the epoch.
+// contiguous group per thread (whole blocks of 4 where there are enough:
+// class_group_starts(), train_plan.h), and each thread trains its group's
+// own weights (features x its classes) over every row of the epoch.
 //
 // One-vs-rest is K binary problems on the same rows: the gradient of class
 // k's output depends on its own logit only, and the kernels compute each
