@@ -112,6 +112,8 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
     // then every row changes in every block.
     p.sparse_sync = c.l2 == 0 && c.l1 == 0 && !c.average;
   }
+  if (p.strategy == ParallelStrategy::kClassShards)
+    p.class_starts = class_group_starts(model.outputs, p.threads);
   p.reorder_features = reorder_pays_off(c, layer, p.threads);
   return p;
 }
@@ -143,7 +145,13 @@ std::string TrainPlan::describe() const {
       break;
     case ParallelStrategy::kExact: s += ", exact (batches split over the threads)"; break;
     case ParallelStrategy::kHogwild: s += ", hogwild (not deterministic)"; break;
-    case ParallelStrategy::kClassShards: s += ", the classes split between them"; break;
+    case ParallelStrategy::kClassShards: {
+      s += ", the classes split between them (";
+      for (std::size_t g = 0; g + 1 < class_starts.size(); ++g)
+        s += (g > 0 ? " + " : "") + std::to_string(class_starts[g + 1] - class_starts[g]);
+      s += ")";
+      break;
+    }
   }
   return s;
 }
@@ -151,7 +159,7 @@ std::string TrainPlan::describe() const {
 nlohmann::json TrainPlan::to_json() const {
   return {{"threads", threads}, {"cores", cores}, {"strategy", to_string(strategy)},
           {"blocks_per_epoch", blocks_per_epoch}, {"sparse_sync", sparse_sync},
-          {"reorder_features", reorder_features}};
+          {"reorder_features", reorder_features}, {"class_starts", class_starts}};
 }
 
 }  // namespace bagel

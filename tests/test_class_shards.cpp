@@ -35,6 +35,7 @@ ShardRun train_shards(const Dataset& d, int classes, const OptimizerConfig& c, i
   TrainPlan plan;
   plan.threads = threads;
   plan.strategy = ParallelStrategy::kClassShards;
+  plan.class_starts = class_group_starts(classes, threads);
   train::ClassShards shards(run.model, c, plan, d, max_copy_bytes);
   run.shared_copy = shards.shares_epoch_copy();
   std::vector<Index> order(static_cast<std::size_t>(d.x.rows()));

@@ -28,8 +28,10 @@ TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCac
   const TrainPlan four = plan_training(threads(4), LayerKind::kSparse, 1'000'000, ovr20);
   EXPECT_EQ(four.strategy, ParallelStrategy::kClassShards);
   EXPECT_EQ(four.threads, 4);
-  EXPECT_NE(four.describe().find("the classes split between them"), std::string::npos);
+  EXPECT_NE(four.describe().find("the classes split between them (4 + 4 + 4 + 8)"), std::string::npos)
+      << four.describe();
   EXPECT_EQ(four.to_json()["strategy"], "classes");
+  EXPECT_EQ(four.to_json()["class_starts"], nlohmann::json({0, 4, 8, 12, 20}));
   EXPECT_TRUE(four.reorder_features);  // each thread writes its own weights
   // At least kClassesPerThread classes a thread: five classes, two threads.
   const TrainPlan five = plan_training(threads(4), LayerKind::kSparse, 1'000'000,

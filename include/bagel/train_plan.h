@@ -108,6 +108,7 @@ struct TrainPlan {
   int blocks_per_epoch = 1;     // replicas: times an epoch the copies are combined
   bool sparse_sync = false;     // replicas: combine only the rows some copy changed
   bool reorder_features = false;  // number features by frequency first (feature_order.h)
+  std::vector<int> class_starts;  // classes: where each thread's classes start, then the count
 
   // "2 threads, replicas combined 8 times an epoch" (for the plan line).
   std::string describe() const;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <stdexcept>
+#include <string>
 
 #include "bagel/float_env.h"
 #include "bagel/huge_pages.h"
@@ -48,10 +50,13 @@ void group_labels(std::span<const std::int32_t> labels, int first, int k,
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
                          const Dataset& data, double max_copy_bytes)
     : k_(model.num_outputs), features_(model.num_features), data_(&data) {
-  const int groups = std::clamp(plan.threads, 1, k_);
+  const std::vector<int>& starts = plan.class_starts;
+  const int groups = static_cast<int>(starts.size()) - 1;
+  if (groups < 1 || starts.back() != k_)
+    throw std::logic_error("ClassShards: the plan's class groups do not cover the model's " +
+                           std::to_string(k_) + " classes");
   shards_.resize(static_cast<std::size_t>(groups));  // never moved after: the layers hold spans
   const CsrMatrix& x = data.x;
-  const std::vector<int> starts = class_group_starts(k_, groups);
   for (int s = 0; s < groups; ++s) {
     Shard& sh = shards_[static_cast<std::size_t>(s)];
     sh.first = starts[static_cast<std::size_t>(s)];
