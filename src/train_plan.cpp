@@ -40,7 +40,8 @@ double weight_bytes(const ModelShape& model) {
 }
 
 // The loop's threads for threads 0 ("all cores"): the cores when the classes
-// split (the model is the one-thread model, bit for bit); replicas where
+// split (the model is the one-thread model, bit for bit), at most one per
+// block of kClassBlock classes where they make 2 blocks or more; replicas where
 // many cores and small weights make them pay (kReplicasMinCores); otherwise
 // one thread, while the rate calibration and the metrics use the cores.
 int auto_threads(int cores, const OptimizerConfig& c, LayerKind layer, const ModelShape& model,
