@@ -20,12 +20,8 @@ constexpr std::array<bool, 128> ascii_word_table() {
 }
 constexpr std::array<bool, 128> kAsciiWord = ascii_word_table();
 
-// Python's classes as ICU sets. A code point Python 3.11 does not know
-// (assigned after Unicode 14.0) is in none of them.
-const std::string kAge = "[\\p{Age=" + std::to_string(kPythonUnicodeMajor) + "." +
-                         std::to_string(kPythonUnicodeMinor) + "}]";
-std::string word_set() { return "[[\\p{L}\\p{Nt=De}\\p{Nt=Di}\\p{Nt=Nu}_]&&" + kAge + "]"; }
-std::string digit_set() { return "[\\p{Nt=De}&&" + kAge + "]"; }
+std::string word_set() { return python_word_set(); }
+std::string digit_set() { return python_digit_set(); }
 std::string space_set() {
   return "[\\t\\n\\x0B\\f\\r\\x1C-\\x20\\x85\\xA0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F"
          "\\u205F\\u3000]";

@@ -4,6 +4,7 @@
 #include <unicode/casemap.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
+#include <unicode/uniset.h>
 #include <unicode/unistr.h>
 
 #include <stdexcept>
@@ -12,17 +13,12 @@ namespace bagel {
 
 namespace {
 
-bool is_python_alnum(char32_t c) {
-  switch (u_charType(static_cast<UChar32>(c))) {
-    case U_UPPERCASE_LETTER:
-    case U_LOWERCASE_LETTER:
-    case U_TITLECASE_LETTER:
-    case U_MODIFIER_LETTER:
-    case U_OTHER_LETTER:
-      return true;
-    default:
-      return u_getIntPropertyValue(static_cast<UChar32>(c), UCHAR_NUMERIC_TYPE) != U_NT_NONE;
-  }
+// Letters and anything with a numeric type, and '_' (whatever their age).
+std::string python_word_chars() { return "[\\p{L}\\p{Nt=De}\\p{Nt=Di}\\p{Nt=Nu}_]"; }
+
+// Code points Python's Unicode version assigns.
+std::string python_age_set() {
+  return "[\\p{Age=" + std::to_string(kPythonUnicodeMajor) + "." + std::to_string(kPythonUnicodeMinor) + "}]";
 }
 
 const icu::Normalizer2& nfkd() {
@@ -53,9 +49,17 @@ void for_each_nfkd(char32_t c, const icu::Normalizer2& normalizer, icu::UnicodeS
 
 }  // namespace
 
+std::string python_word_set() { return "[" + python_word_chars() + "&&" + python_age_set() + "]"; }
+std::string python_digit_set() { return "[\\p{Nt=De}&&" + python_age_set() + "]"; }
+
 WordChars::WordChars() : bits_(0x110000 / 64, 0) {
-  for (char32_t c = 0; c < 0x110000; ++c)
-    if (c == U'_' || (assigned_in_python(c) && is_python_alnum(c)))
+  UErrorCode status = U_ZERO_ERROR;
+  // (A UnicodeSet pattern writes intersection as '&', a regular expression as "&&".)
+  icu::UnicodeSet set(icu::UnicodeString::fromUTF8(python_word_chars()), status);
+  set.retainAll(icu::UnicodeSet(icu::UnicodeString::fromUTF8(python_age_set()), status));
+  if (U_FAILURE(status)) throw std::runtime_error(std::string("ICU word set: ") + u_errorName(status));
+  for (std::int32_t r = 0; r < set.getRangeCount(); ++r)
+    for (auto c = static_cast<char32_t>(set.getRangeStart(r)); c <= static_cast<char32_t>(set.getRangeEnd(r)); ++c)
       bits_[c >> 6] |= std::uint64_t{1} << (c & 63);
 }
 
