@@ -59,6 +59,28 @@ TEST(Vocabulary, TermTableKeepsIdsThroughGrowth) {
   EXPECT_EQ(table.find("t100000"), -1);
 }
 
+// The runs' new terms join the corpus's table in one step on several
+// threads: ids in the order given, after the table's own, and the table
+// grown past its size finds every term, old and new, as interning would.
+TEST(Vocabulary, TermTableAppendsDistinctTermsWithTheNextIds) {
+  TermTable table;
+  for (int i = 0; i < 1000; ++i) ASSERT_EQ(table.intern("old" + std::to_string(i)), i);
+  std::vector<std::string> added = {"", "x", "exactly8", "nine char"};
+  for (int i = 0; i < 60000; ++i) added.push_back((i % 2 ? "w" : "a longer term, past 8 bytes ") + std::to_string(i));
+  const std::vector<std::string_view> views(added.begin(), added.end());
+  table.append_distinct(views, 3);
+  ASSERT_EQ(table.size(), 1000 + static_cast<std::int32_t>(added.size()));
+  for (std::size_t i = 0; i < added.size(); ++i) {
+    const auto id = static_cast<std::int32_t>(1000 + i);
+    ASSERT_EQ(table.term(id), added[i]) << i;
+    ASSERT_EQ(table.find(added[i]), id) << added[i];
+  }
+  for (int i = 0; i < 1000; ++i) EXPECT_EQ(table.find("old" + std::to_string(i)), i);
+  EXPECT_EQ(table.find("absent"), -1);
+  EXPECT_EQ(table.intern("w1"), 1000 + 5);
+  EXPECT_EQ(table.intern("new after"), 1000 + static_cast<std::int32_t>(added.size()));
+}
+
 // Chunks of equal bytes that take unequal times: the first quarter of the
 // documents long and full of distinct terms, the rest short and repetitive,
 // so that threads finishing early split the unclaimed documents of others.

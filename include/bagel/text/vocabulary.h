@@ -30,6 +30,10 @@ class TermTable {
   std::int32_t intern(std::string_view term);
   // The id of `term`, or -1.
   std::int32_t find(std::string_view term) const;
+  // Appends `terms`, which must be distinct and none of them in the table,
+  // with the next ids in their order; on `threads` threads (the table
+  // must not be read meanwhile).
+  void append_distinct(std::span<const std::string_view> terms, int threads);
   std::string_view term(std::int32_t id) const {
     return {arena_.data() + ends_[id], ends_[id + 1] - ends_[id]};
   }
@@ -45,6 +49,9 @@ class TermTable {
   };
   std::size_t slot_of(std::string_view term, std::uint64_t hash, std::uint64_t head) const;
   void grow();
+  // Puts `slot` into the first empty slot from its hash on, claiming it
+  // atomically, so that threads can place distinct terms at once.
+  static void place_concurrently(std::vector<Slot>& slots, const Slot& slot);
 
   std::vector<Slot> slots_;
   std::vector<std::size_t> ends_;    // term i is arena_[ends_[i], ends_[i + 1])
