@@ -66,6 +66,7 @@ class StoredZipWriter {
   std::vector<Entry> entries_;
   std::uint64_t written_ = 0;  // of the open member
   std::uint32_t crc_ = 0;      // of the open member so far
+  std::uint64_t flushed_ = 0;  // bytes [0, flushed_) handed to the disk early
 };
 
 }  // namespace bagel

@@ -33,9 +33,9 @@ class MappedFile {
   // mapping are not both resident. Does nothing for a stream read into
   // memory: there is no file to read those pages back from.
   void release(std::span<const std::byte> range) const;
-  // Maps every page in one step, for a file about to be read through: one
-  // page fault per page costs more (MADV_POPULATE_READ; a hint, ignored by
-  // kernels before 5.14).
+  // Maps every page ahead, for a file about to be read through: one page
+  // fault per page costs more (MADV_POPULATE_READ, in parts on the OpenMP
+  // threads; a hint, ignored by kernels before 5.14).
   void populate() const;
   // The name errors use ("<stdin>" for "-").
   const std::string& path() const { return path_; }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <iterator>
 
+#include "bagel/huge_pages.h"
+
 namespace bagel {
 
 namespace {
@@ -28,6 +30,15 @@ void Documents::push_back(std::string_view text) {
 
 std::span<std::string_view> Documents::extend(std::size_t count) {
   const std::size_t begin = views_.size();
+  if (views_.capacity() < begin + count) {
+    // A file's million lines are 16 MB of views: their first touch costs
+    // less in huge pages than in 4 KiB faults.
+    std::vector<std::string_view> views;
+    views.reserve(begin + count);
+    advise_huge_pages(views.data(), (begin + count) * sizeof(std::string_view));
+    views.assign(views_.begin(), views_.end());
+    views_ = std::move(views);
+  }
   views_.resize(begin + count);
   return std::span<std::string_view>(views_).subspan(begin);
 }

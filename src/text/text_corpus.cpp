@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "bagel/error.h"
+#include "bagel/huge_pages.h"
 #include "bagel/text/line_chunks.h"
 #include "bagel/text/text_lines.h"
 #include "bagel/text/utf8.h"
@@ -90,7 +91,7 @@ bool read_valid_lines(std::string_view file, TextCorpus& corpus) {
     valid[k] = invalid_utf8_at(chunks[k].text) == std::string_view::npos;
   if (std::find(valid.begin(), valid.end(), 0) != valid.end()) return false;
   const std::span<std::string_view> documents = corpus.documents.extend(first.back());
-  corpus.lines.resize(first.back());
+  corpus.lines = huge_vector<std::int64_t>(first.back());
 #pragma omp parallel for schedule(static) if (chunks.size() > 1)
   for (std::size_t k = 0; k < chunks.size(); ++k) {
     std::string_view text = chunks[k].text;
