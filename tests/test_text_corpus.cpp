@@ -138,6 +138,26 @@ TEST(Utf8Repair, InvalidUtf8AtFindsTheFirstBadByteBehindLongAsciiRuns) {
   EXPECT_EQ(invalid_utf8_at("\xF4\x8F\xBF\xBF"), std::string_view::npos);
 }
 
+// is_utf8 checks pieces on threads: a text of multi-byte characters that
+// straddle every possible piece boundary is valid, and one bad byte (or one
+// truncated sequence) anywhere in it is found.
+TEST(Utf8Repair, IsUtf8InPiecesAgreesWithTheWholeCheck) {
+  std::string text;
+  const std::vector<std::string> characters = {"a", "\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9F\x98\x80", "\n"};
+  for (std::size_t i = 0; text.size() < (std::size_t{3} << 20); ++i) text += characters[(i * 7 + i / 3) % characters.size()];
+  ASSERT_EQ(invalid_utf8_at(text), std::string_view::npos);
+  EXPECT_TRUE(is_utf8(text));
+  for (const std::size_t at : {std::size_t{0}, std::size_t{262143}, std::size_t{262144}, std::size_t{1} << 20,
+                               text.size() / 2 + 1, text.size() - 1}) {
+    std::string bad = text;
+    bad[at] = '\xFF';
+    EXPECT_FALSE(is_utf8(bad)) << at;
+    std::string truncated = text.substr(0, at) + "\xF0\x9F" + text.substr(at);
+    EXPECT_EQ(is_utf8(truncated), invalid_utf8_at(truncated) == std::string_view::npos) << at;
+    EXPECT_FALSE(is_utf8(truncated)) << at;
+  }
+}
+
 TEST(TextCorpusDecode, ReplaceAndIgnoreRepairEveryFormat) {
   TempDir dir;
   TextInput input = input_of(TextFormat::lines, dir.write("l.txt", "a\xFF" "b\n"));

@@ -85,11 +85,7 @@ bool read_valid_lines(std::string_view file, TextCorpus& corpus) {
     const std::string_view text = chunks[k].text;
     first[k + 1] = first[k] + static_cast<std::size_t>(chunks[k].newlines) + (!text.empty() && text.back() != '\n');
   }
-  std::vector<char> valid(chunks.size(), 0);
-#pragma omp parallel for schedule(static) if (chunks.size() > 1)
-  for (std::size_t k = 0; k < chunks.size(); ++k)
-    valid[k] = invalid_utf8_at(chunks[k].text) == std::string_view::npos;
-  if (std::find(valid.begin(), valid.end(), 0) != valid.end()) return false;
+  if (!is_utf8(file)) return false;
   const std::span<std::string_view> documents = corpus.documents.extend(first.back());
   corpus.lines = huge_vector<std::int64_t>(first.back());
 #pragma omp parallel for schedule(static) if (chunks.size() > 1)

@@ -1,7 +1,12 @@
 #include "bagel/text/utf8.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace bagel {
 
@@ -9,6 +14,8 @@ namespace {
 
 constexpr std::uint64_t kHighBits = 0x8080808080808080ULL;
 constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+// is_utf8 checks pieces of at least this size.
+constexpr std::size_t kMinPieceBytes = std::size_t{256} << 10;
 
 // Length of the UTF-8 sequence starting with `lead`, 0 if no sequence does.
 std::size_t utf8_length(unsigned char lead) {
@@ -70,6 +77,30 @@ std::size_t invalid_utf8_at(std::string_view text) {
     i += n;
   }
   return std::string_view::npos;
+}
+
+bool is_utf8(std::string_view text) {
+  // Pieces begin where a sequence may (not on a continuation byte), so that
+  // none cuts a well-formed sequence in two, and are many more than the
+  // threads: a corpus's parts differ in how much of their text is not ASCII,
+  // which is what takes the time.
+  const std::size_t pieces = std::max<std::size_t>(
+      1, std::min(static_cast<std::size_t>(omp_get_max_threads()) * 8, text.size() / kMinPieceBytes));
+  std::vector<std::size_t> bounds = {0};
+  for (std::size_t k = 1; k < pieces; ++k) {
+    std::size_t at = std::max(bounds.back(), text.size() / pieces * k);
+    for (int step = 0; step < 3 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80; ++step)
+      ++at;
+    bounds.push_back(at);
+  }
+  bounds.push_back(text.size());
+  std::atomic<bool> valid = true;
+#pragma omp parallel for schedule(dynamic, 1) if (pieces > 1)
+  for (std::size_t k = 0; k < pieces; ++k)
+    if (valid.load(std::memory_order_relaxed) &&
+        invalid_utf8_at(text.substr(bounds[k], bounds[k + 1] - bounds[k])) != std::string_view::npos)
+      valid.store(false, std::memory_order_relaxed);
+  return valid.load();
 }
 
 std::size_t ill_formed_length(std::string_view text) {

@@ -419,10 +419,10 @@ std::vector<std::int32_t> ids_by_name(const TermTable& table, int threads) {
     if (a.prefix != b.prefix) return a.prefix < b.prefix;
     return table.term(a.id) < table.term(b.id);
   };
-  // Slices sorted in parallel, then merged pairwise (terms are distinct, so
-  // the order is the one std::sort gives). libstdc++'s parallel mode is not
-  // used: its mergesort has every thread write one shared variable, a data
-  // race ThreadSanitizer reports.
+  // Slices sorted in parallel, then merged pairwise, the pairs of a level in
+  // parallel (terms are distinct, so the order is the one std::sort gives).
+  // libstdc++'s parallel mode is not used: its mergesort has every thread
+  // write one shared variable, a data race ThreadSanitizer reports.
   const std::size_t parts =
       threads > 1 && keyed.size() > 100000 ? static_cast<std::size_t>(threads) : 1;
   std::vector<std::size_t> bounds(parts + 1);
@@ -430,9 +430,15 @@ std::vector<std::int32_t> ids_by_name(const TermTable& table, int threads) {
   const auto at = [&](std::size_t p) { return keyed.begin() + static_cast<std::ptrdiff_t>(bounds[p]); };
 #pragma omp parallel for schedule(static, 1) num_threads(static_cast<int>(parts)) if (parts > 1)
   for (std::size_t p = 0; p < parts; ++p) std::sort(at(p), at(p + 1), before);
-  for (std::size_t width = 1; width < parts; width *= 2)
-    for (std::size_t p = 0; p + width < parts; p += 2 * width)
+  for (std::size_t width = 1; width < parts; width *= 2) {
+    // The pairs of a level merged at once (p = 0, 2 width, ... while p + width < parts).
+    const auto pairs = static_cast<std::int64_t>((parts - width + 2 * width - 1) / (2 * width));
+#pragma omp parallel for schedule(static) num_threads(threads) if (pairs > 1)
+    for (std::int64_t q = 0; q < pairs; ++q) {
+      const std::size_t p = static_cast<std::size_t>(q) * 2 * width;
       std::inplace_merge(at(p), at(p + width), at(std::min(p + 2 * width, parts)), before);
+    }
+  }
   std::vector<std::int32_t> ids(keyed.size());
   for (std::size_t i = 0; i < keyed.size(); ++i) ids[i] = keyed[i].id;
   return ids;

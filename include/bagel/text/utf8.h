@@ -20,6 +20,10 @@ enum class DecodeError {
 // no overlong forms, no surrogates, nothing above U+10FFFF), or npos.
 std::size_t invalid_utf8_at(std::string_view text);
 
+// Whether all of `text` is well-formed UTF-8 (invalid_utf8_at(text) ==
+// npos), checked in pieces on the OpenMP threads.
+bool is_utf8(std::string_view text);
+
 // Length of the ill-formed sequence that starts `text` (text must start with
 // one: invalid_utf8_at(text) == 0), as Python's UTF-8 decoder measures it:
 // the longest prefix that could still begin a well-formed sequence, or 1
