@@ -28,16 +28,9 @@ using train::seconds_since;
 
 namespace {
 
-// Without an early exit, so that the loop vectorises: it reads every weight
-// after every epoch, and all of them are finite but in a diverged run.
-bool all_finite(std::span<const float> values) {
-  constexpr float kMax = std::numeric_limits<float>::max();
-  unsigned bad = 0;
-  for (const float v : values) bad |= !(std::abs(v) <= kMax);  // NaN compares false
-  return bad == 0;
+bool weights_finite(const Model& model) {
+  return train::all_finite(model.weight) && train::all_finite(model.bias);
 }
-
-bool weights_finite(const Model& model) { return all_finite(model.weight) && all_finite(model.bias); }
 
 std::string epoch_line(const EpochRecord& r, int epochs) {
   char buf[256];
@@ -181,7 +174,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
                                               watch, progress);
           break;
         case ParallelStrategy::kClassShards:
-          loss_sum = shards->run_epoch(model, order, c, schedule, step, watch, progress);
+          loss_sum = shards->run_epoch(order, c, schedule, step, watch, progress);
           break;
         case ParallelStrategy::kSingle:
           loss_sum = train::run_epoch_single(layer, train, order, c.batch_size, schedule, step,
@@ -204,7 +197,15 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.train_loss = order.empty() ? 0.0 : loss_sum / double(order.size());
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
-    if (!std::isfinite(rec.train_loss) || !weights_finite(model))
+    bool finite = std::isfinite(rec.train_loss);
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+      if (shards) {
+        finite = finite && shards->weights_finite();
+        // The model is read before the end only by validation and checkpoints.
+        if (finite && (valid != nullptr || checkpoints.latest != nullptr)) shards->write_model(model);
+      }
+    }
+    if (!finite || (!shards && !weights_finite(model)))
       throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss, 0};
     if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
@@ -227,6 +228,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     }
     keep_checkpoint(epoch);
   }
+  if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+    if (shards) shards->write_model(model);
   if (c.patience > 0 && valid != nullptr && !best_weight.empty()) {
     // Keep the weights of the best validation epoch, as early stopping promises.
     summary.best_epoch = best_epoch;

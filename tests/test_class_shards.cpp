@@ -49,9 +49,11 @@ ShardRun train_shards(const Dataset& d, int classes, const OptimizerConfig& c, i
     shuffle_rows(order, rng);
     train::DivergenceWatch watch(
         train::DivergenceWatch::limit_for(Head::kOneVsRest, classes, d, c.schedule), &quiet);
-    shards.run_epoch(run.model, order, c, schedule, step, watch, quiet);
+    shards.run_epoch(order, c, schedule, step, watch, quiet);
     EXPECT_FALSE(watch.tripped()) << "epoch " << epoch;
+    EXPECT_TRUE(shards.weights_finite()) << "epoch " << epoch;
   }
+  shards.write_model(run.model);
   return run;
 }
 

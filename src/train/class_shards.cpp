@@ -123,9 +123,9 @@ void ClassShards::restore_averaging(std::span<const float> weight_sum,
   }
 }
 
-double ClassShards::run_epoch(Model& model, std::span<const Index> order,
-                              const OptimizerConfig& c, const Schedule& schedule,
-                              std::int64_t& step, DivergenceWatch& watch, Progress& progress) {
+double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfig& c,
+                              const Schedule& schedule, std::int64_t& step, DivergenceWatch& watch,
+                              Progress& progress) {
   const int groups = static_cast<int>(shards_.size());
   std::vector<double> loss(shards_.size(), 0.0);
   // Each group's running mean loss; their sum is the model's, for progress.
@@ -160,16 +160,8 @@ double ClassShards::run_epoch(Model& model, std::span<const Index> order,
         sh.layer->flush();
         if (s == 0) taken = clock.taken;
       });
-#pragma omp barrier
-    // Each thread merges one range of features, every group's columns.
-    if (!errors.failed())
-      for (const Shard& g : shards_)
-        put_columns(g.weight.data(), k_, g.first, g.k, features_ * s / groups,
-                    features_ * (s + 1) / groups, model.weight.data());
   }
   errors.rethrow();
-  for (const Shard& sh : shards_)
-    std::copy(sh.bias.begin(), sh.bias.end(), model.bias.begin() + sh.first);
   step += taken;
   // A group that diverged, or a stop, halts the caller's watch too: the
   // group's mean loss over its share of the limit is the model's over all of it.
@@ -183,6 +175,30 @@ double ClassShards::run_epoch(Model& model, std::span<const Index> order,
   double total = 0;
   for (const double l : loss) total += l;
   return total;
+}
+
+void ClassShards::write_model(Model& model) const {
+  const int groups = static_cast<int>(shards_.size());
+  // Each thread merges one range of features, every group's columns.
+#pragma omp parallel num_threads(groups)
+  {
+    const int s = omp_get_thread_num();
+    for (const Shard& g : shards_)
+      put_columns(g.weight.data(), k_, g.first, g.k, features_ * s / groups, features_ * (s + 1) / groups,
+                  model.weight.data());
+  }
+  for (const Shard& sh : shards_) std::copy(sh.bias.begin(), sh.bias.end(), model.bias.begin() + sh.first);
+}
+
+bool ClassShards::weights_finite() const {
+  const int groups = static_cast<int>(shards_.size());
+  std::vector<char> finite(shards_.size(), 1);
+#pragma omp parallel for schedule(static, 1) num_threads(groups)
+  for (int s = 0; s < groups; ++s) {
+    const Shard& sh = shards_[static_cast<std::size_t>(s)];
+    finite[static_cast<std::size_t>(s)] = all_finite(sh.weight) && all_finite(sh.bias);
+  }
+  return std::find(finite.begin(), finite.end(), 0) == finite.end();
 }
 
 void ClassShards::write_average(std::span<float> weight, std::span<float> bias) {

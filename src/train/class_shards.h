@@ -9,8 +9,9 @@
 // the groups together take exactly the steps one thread takes, and the
 // merged model is the one-thread model bit for bit, at every thread count
 // (tests/test_parallel.cpp). What it costs: every thread reads every row,
-// and the weights are copied into the groups once and merged back after
-// each epoch. The epoch's shuffled rows are gathered once, by all the
+// and the weights are copied into the groups once and merged back when the
+// caller needs the model (the end; each epoch with a validation set or
+// checkpoints). The epoch's shuffled rows are gathered once, by all the
 // threads together, into one copy that every group reads in order (when
 // it takes at most kMaxEpochCopyBytes; else each group gathers its own
 // windows of rows, as one thread does). The divergence watch checks each group's loss against its
@@ -52,11 +53,17 @@ class ClassShards {
   void restore_averaging(std::span<const float> weight_sum, std::span<const double> bias_sum,
                          std::int64_t steps);
 
-  // One epoch over `order`; returns the summed loss. Leaves the merged
-  // weights in `model` (flushed, as EmbeddingBagLayer::flush leaves them).
-  double run_epoch(Model& model, std::span<const Index> order, const OptimizerConfig& c,
-                   const Schedule& schedule, std::int64_t& step, DivergenceWatch& watch,
-                   Progress& progress);
+  // One epoch over `order`; returns the summed loss. The weights stay in
+  // the groups (flushed, as EmbeddingBagLayer::flush leaves them) until
+  // write_model: merging them after every epoch read and wrote the whole
+  // model each time, for a caller that mostly needs it at the end.
+  double run_epoch(std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule,
+                   std::int64_t& step, DivergenceWatch& watch, Progress& progress);
+  // The groups' weights and biases merged into `model`, on the groups' threads.
+  void write_model(Model& model) const;
+  // Whether every weight and bias of every group is finite (a diverged run
+  // is not), each group checked by its own thread.
+  bool weights_finite() const;
 
   // Averaged SGD: the mean weights, in the model's layout.
   void write_average(std::span<float> weight, std::span<float> bias);

@@ -34,6 +34,15 @@ inline double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// Without an early exit, so that the loop vectorises: it reads every weight
+// after every epoch, and all of them are finite but in a diverged run.
+inline bool all_finite(std::span<const float> values) {
+  constexpr float kMax = std::numeric_limits<float>::max();
+  unsigned bad = 0;
+  for (const float v : values) bad |= !(std::abs(v) <= kMax);  // NaN compares false
+  return bad == 0;
+}
+
 // Per-thread scratch for one mini-batch.
 struct BatchScratch {
   std::vector<float> logits;
