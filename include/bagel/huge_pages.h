@@ -19,12 +19,21 @@ namespace bagel {
 // kernels without transparent huge pages.
 void advise_huge_pages(const void* p, std::size_t bytes);
 
+// Room for `n` elements, the pages advised for huge pages before they are
+// first touched (a page fault costs more than filling the page, and a
+// virtual machine's page faults cost more still). Call on an empty vector:
+// the advice covers only storage not yet touched.
+template <class T>
+void reserve_huge(std::vector<T>& v, std::size_t n) {
+  v.reserve(n);
+  advise_huge_pages(v.data(), n * sizeof(T));
+}
+
 // n copies of `value` in storage advised for huge pages before first touch.
 template <class T>
 std::vector<T> huge_vector(std::size_t n, const T& value = T{}) {
   std::vector<T> v;
-  v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
+  reserve_huge(v, n);
   v.resize(n, value);
   return v;
 }

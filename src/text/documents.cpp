@@ -34,8 +34,7 @@ std::span<std::string_view> Documents::extend(std::size_t count) {
     // A file's million lines are 16 MB of views: their first touch costs
     // less in huge pages than in 4 KiB faults.
     std::vector<std::string_view> views;
-    views.reserve(begin + count);
-    advise_huge_pages(views.data(), (begin + count) * sizeof(std::string_view));
+    reserve_huge(views, begin + count);
     views.assign(views_.begin(), views_.end());
     views_ = std::move(views);
   }

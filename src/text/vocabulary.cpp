@@ -88,15 +88,6 @@ void for_each_chunk(std::size_t chunks, int threads, Body body) {
 constexpr std::size_t kBytesPerEntry = 8;
 constexpr std::size_t kBytesPerNewTerm = 256;
 
-// Room for `n` elements, the pages advised for huge pages before they are
-// first touched (a page fault costs more than filling the page here, and a
-// virtual machine's page faults cost more still).
-template <class T>
-void reserve_huge(std::vector<T>& v, std::size_t n) {
-  v.reserve(n);
-  advise_huge_pages(v.data(), n * sizeof(T));
-}
-
 // The terms of a run of documents, counted against a local table.
 struct ChunkCounts {
   TermTable table;
@@ -274,6 +265,103 @@ CountedRuns count_in_runs(const Analyzer& analyzer, std::span<const std::string_
   return out;
 }
 
+// merge_run_terms()'s record of one run's terms that the first run's table
+// lacks, in the run's order (its local ids ascending).
+struct MissingTerms {
+  std::vector<std::int32_t> local;       // the run's local id of each
+  std::vector<std::uint8_t> partition;   // its partition (the hash's high bits)
+  // by_partition[p]: the indices (into `local`) of those in partition p, ascending.
+  std::vector<std::vector<std::int32_t>> by_partition;
+  std::vector<std::int32_t> partition_id;  // its id in its partition's table
+  std::vector<std::uint8_t> first;         // 1 where no earlier run had the term
+};
+
+// Looks every run's terms (but the first run's) up in `global`, which holds
+// the first run's: to_global[c][l] gets the id found, and the terms not
+// found go to missing[c].
+void find_missing_terms(const TermTable& global, const std::vector<ChunkCounts>& chunks,
+                        std::size_t partitions, int threads,
+                        std::vector<std::vector<std::int32_t>>& to_global,
+                        std::vector<MissingTerms>& missing) {
+  for_each_chunk(chunks.size(), threads, [&](std::size_t c) {
+    if (c == 0) return;
+    const TermTable& local = chunks[c].table;
+    MissingTerms& m = missing[c];
+    to_global[c].resize(static_cast<std::size_t>(local.size()));
+    m.by_partition.resize(partitions);
+    for (std::int32_t l = 0; l < local.size(); ++l) {
+      const std::string_view term = local.term(l);
+      to_global[c][l] = global.find(term);
+      if (to_global[c][l] >= 0) continue;
+      const auto p = static_cast<std::uint8_t>((key_of(term).hash >> 32) % partitions);
+      m.by_partition[p].push_back(static_cast<std::int32_t>(m.local.size()));
+      m.local.push_back(l);
+      m.partition.push_back(p);
+    }
+    m.partition_id.resize(m.local.size());
+    m.first.resize(m.local.size());
+  });
+}
+
+// One thread a partition, through the runs in order: each missing term's id
+// in its partition's table and whether it occurs there first. Returns the
+// number of distinct terms of each partition.
+std::vector<std::int32_t> number_in_partitions(const std::vector<ChunkCounts>& chunks,
+                                               std::vector<MissingTerms>& missing,
+                                               std::size_t partitions, int threads) {
+  std::vector<std::int32_t> distinct(partitions);
+  for_each_chunk(partitions, threads, [&](std::size_t p) {
+    std::size_t occurrences = 0;
+    for (std::size_t c = 1; c < chunks.size(); ++c) occurrences += missing[c].by_partition[p].size();
+    TermTable seen(occurrences / 2);
+    for (std::size_t c = 1; c < chunks.size(); ++c) {
+      MissingTerms& m = missing[c];
+      for (const std::int32_t i : m.by_partition[p]) {
+        const std::int32_t before = seen.size();
+        const std::int32_t id = seen.intern(chunks[c].table.term(m.local[i]));
+        m.partition_id[i] = id;
+        m.first[i] = id == before;
+      }
+    }
+    distinct[p] = seen.size();
+  });
+  return distinct;
+}
+
+// The global ids of the missing terms: each run numbers its first
+// occurrences on from where the runs before it end, then the others take
+// the id of their first occurrence. Returns the new terms in id order.
+std::vector<std::string_view> number_new_terms(std::int32_t known, const std::vector<ChunkCounts>& chunks,
+                                               const std::vector<MissingTerms>& missing,
+                                               const std::vector<std::int32_t>& partition_terms,
+                                               int threads,
+                                               std::vector<std::vector<std::int32_t>>& to_global) {
+  const std::size_t runs = chunks.size();
+  std::vector<std::int64_t> base(runs + 1, known);
+  for (std::size_t c = 1; c < runs; ++c)
+    base[c + 1] = base[c] + std::count(missing[c].first.begin(), missing[c].first.end(), 1);
+  if (base[runs] > INT32_MAX - 1) throw Error("more than 2^31 - 2 distinct terms: bagel's columns are int32");
+  std::vector<std::vector<std::int32_t>> id_of_partition_term(partition_terms.size());
+  for (std::size_t p = 0; p < partition_terms.size(); ++p) id_of_partition_term[p].resize(partition_terms[p]);
+  std::vector<std::string_view> new_terms(static_cast<std::size_t>(base[runs] - known));
+  for_each_chunk(runs, threads, [&](std::size_t c) {
+    const MissingTerms& m = missing[c];
+    auto next = static_cast<std::int32_t>(base[c]);
+    for (std::size_t i = 0; i < m.local.size(); ++i) {
+      if (!m.first[i]) continue;
+      id_of_partition_term[m.partition[i]][m.partition_id[i]] = next;
+      new_terms[static_cast<std::size_t>(next - known)] = chunks[c].table.term(m.local[i]);
+      to_global[c][m.local[i]] = next++;
+    }
+  });
+  for_each_chunk(runs, threads, [&](std::size_t c) {
+    const MissingTerms& m = missing[c];
+    for (std::size_t i = 0; i < m.local.size(); ++i)
+      if (!m.first[i]) to_global[c][m.local[i]] = id_of_partition_term[m.partition[i]][m.partition_id[i]];
+  });
+  return new_terms;
+}
+
 // The runs' terms as ids of `global`, which holds the first run's terms and
 // is given the other runs' new ones: first-seen ids over the whole corpus
 // (the first run's, then each further run's new terms in the order it met
@@ -290,72 +378,13 @@ CountedRuns count_in_runs(const Analyzer& analyzer, std::span<const std::string_
 std::vector<std::vector<std::int32_t>> merge_run_terms(TermTable& global, std::vector<ChunkCounts>& chunks,
                                                        int threads) {
   const std::size_t runs = chunks.size();
-  // Partition of a term: its hash's high bits (the tables index by the low ones).
   const auto partitions = static_cast<std::size_t>(std::clamp(threads, 1, 64));
   std::vector<std::vector<std::int32_t>> to_global(runs);
-  std::vector<std::vector<std::int32_t>> missing(runs);  // each run's terms not in the first, ascending
-  std::vector<std::vector<std::uint8_t>> missing_partition(runs);  // theirs
-  // in_partition[c][p]: which of run c's missing terms (indices into
-  // missing[c]) are in partition p, ascending.
-  std::vector<std::vector<std::vector<std::int32_t>>> in_partition(runs);
-  // Each missing term's id in its partition's table, and whether it is that
-  // term's first occurrence (runs in order, each run's terms ascending);
-  // indexed as missing[c].
-  std::vector<std::vector<std::int32_t>> partition_id(runs);
-  std::vector<std::vector<std::uint8_t>> first(runs);
-  for_each_chunk(runs, threads, [&](std::size_t c) {
-    if (c == 0) return;
-    const TermTable& local = chunks[c].table;
-    const auto size = static_cast<std::size_t>(local.size());
-    to_global[c].resize(size);
-    in_partition[c].resize(partitions);
-    for (std::int32_t l = 0; l < local.size(); ++l) {
-      const std::string_view term = local.term(l);
-      to_global[c][l] = global.find(term);
-      if (to_global[c][l] >= 0) continue;
-      const auto p = static_cast<std::uint8_t>((key_of(term).hash >> 32) % partitions);
-      in_partition[c][p].push_back(static_cast<std::int32_t>(missing[c].size()));
-      missing[c].push_back(l);
-      missing_partition[c].push_back(p);
-    }
-    partition_id[c].resize(missing[c].size());
-    first[c].resize(missing[c].size());
-  });
-  std::vector<std::int32_t> partition_terms(partitions);
-  for_each_chunk(partitions, threads, [&](std::size_t p) {
-    std::size_t occurrences = 0;
-    for (std::size_t c = 1; c < runs; ++c) occurrences += in_partition[c][p].size();
-    TermTable seen(occurrences / 2);
-    for (std::size_t c = 1; c < runs; ++c)
-      for (const std::int32_t i : in_partition[c][p]) {
-        const std::int32_t before = seen.size();
-        const std::int32_t id = seen.intern(chunks[c].table.term(missing[c][i]));
-        partition_id[c][i] = id;
-        first[c][i] = id == before;
-      }
-    partition_terms[p] = seen.size();
-  });
-  // New ids: each run's first occurrences, numbered on from the runs before.
-  std::vector<std::int32_t> base(runs + 1, global.size());
-  for (std::size_t c = 1; c < runs; ++c)
-    base[c + 1] = base[c] + static_cast<std::int32_t>(std::count(first[c].begin(), first[c].end(), 1));
-  std::vector<std::vector<std::int32_t>> id_of_partition_term(partitions);
-  for (std::size_t p = 0; p < partitions; ++p) id_of_partition_term[p].resize(partition_terms[p]);
-  std::vector<std::string_view> new_terms(static_cast<std::size_t>(base[runs] - global.size()));
-  for_each_chunk(runs, threads, [&](std::size_t c) {
-    std::int32_t next = base[c];
-    for (std::size_t i = 0; i < missing[c].size(); ++i) {
-      if (!first[c][i]) continue;
-      const std::int32_t l = missing[c][i];
-      id_of_partition_term[missing_partition[c][i]][partition_id[c][i]] = next;
-      new_terms[static_cast<std::size_t>(next - global.size())] = chunks[c].table.term(l);
-      to_global[c][l] = next++;
-    }
-  });
-  for_each_chunk(runs, threads, [&](std::size_t c) {
-    for (std::size_t i = 0; i < missing[c].size(); ++i)
-      if (!first[c][i]) to_global[c][missing[c][i]] = id_of_partition_term[missing_partition[c][i]][partition_id[c][i]];
-  });
+  std::vector<MissingTerms> missing(runs);
+  find_missing_terms(global, chunks, partitions, threads, to_global, missing);
+  const std::vector<std::int32_t> partition_terms = number_in_partitions(chunks, missing, partitions, threads);
+  const std::vector<std::string_view> new_terms =
+      number_new_terms(global.size(), chunks, missing, partition_terms, threads, to_global);
   global.append_distinct(new_terms, threads);
   for_each_chunk(runs, threads, [&](std::size_t c) {
     if (c > 0) chunks[c].table = TermTable();
