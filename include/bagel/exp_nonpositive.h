@@ -22,7 +22,7 @@ namespace bagel {
 // the heads store, and 1 + either is 1. x = n ln2 + r,
 // |r| <= ln2 / 2, exp(r) by its Taylor series to r^13 / 13! (< 2e-16 on that
 // interval), times 2^n built in the exponent bits.
-inline double exp_nonpositive(double x) {
+[[gnu::always_inline]] inline double exp_nonpositive(double x) {
   x = std::max(x, -708.0);
   constexpr double kLog2e = 1.4426950408889634;
   constexpr double kLn2Hi = 0.6931471803691238;  // ln 2 = kLn2Hi + kLn2Lo, Hi with 32 bits

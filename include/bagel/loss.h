@@ -82,15 +82,14 @@ struct SoftmaxCrossEntropy {
     // One exp per class (they were most of the head's time at K = 20): grad
     // holds exp(z_i - m), in (0, 1], until the sum is known.
     double sum = 0;
-    for (int i0 = 0; i0 < k; i0 += kHeadChunk) {
-      const int n = std::min(kHeadChunk, k - i0);
+    for_output_chunks<kHeadChunk>(k, [&](int i0, Width auto n) {
       double e[kHeadChunk];
       for (int j = 0; j < n; ++j) e[j] = exp_nonpositive(static_cast<double>(z[i0 + j]) - m);
       for (int j = 0; j < n; ++j) {
         sum += e[j];
         grad[i0 + j] = static_cast<float>(e[j]);
       }
-    }
+    });
     // GCC 12 at -O3, where k is a constant (row_width.h), forwards the
     // stores above to the loads below and then drops the float rounding
     // in between (SLP vectorisation after value numbering): some gradients
@@ -128,8 +127,7 @@ struct OneVsRestLogLoss {
   // without a sum in them, which the compiler vectorises.
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
     double loss = 0;
-    for (int i0 = 0; i0 < k; i0 += kHeadChunk) {
-      const int n = std::min(kHeadChunk, k - i0);
+    for_output_chunks<kHeadChunk>(k, [&](int i0, Width auto n) {
       double e[kHeadChunk];
       for (int j = 0; j < n; ++j) e[j] = exp_nonpositive(-std::abs(static_cast<double>(z[i0 + j])));
       for (int j = 0; j < n; ++j) grad[i0 + j] = static_cast<float>(sigmoid_from(z[i0 + j], e[j]));
@@ -145,7 +143,7 @@ struct OneVsRestLogLoss {
         grad[y] = static_cast<float>(sigmoid_from(zy, ey) - 1.0);
         loss -= zy;
       }
-    }
+    });
     return loss;
   }
   // sigmoid(z_i) from exp(-|z_i|), as loss_and_grad computes it, in a loop
