@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "bagel/error.h"
+#include "bagel/libm_calls.h"
 
 namespace bagel {
 // File-local helpers: an unnamed namespace, so that no other file's helper of
@@ -61,7 +62,7 @@ double row_log_loss(std::span<const double> row, int true_class) {
   const auto clip = [](double p) { return std::clamp(p, kLogLossEps, 1.0 - kLogLossEps); };
   double sum = 0;
   for (const double p : row) sum += clip(p);
-  return -std::log(clip(row[static_cast<std::size_t>(true_class)]) / sum);
+  return -libm::log(clip(row[static_cast<std::size_t>(true_class)]) / sum);
 }
 
 // sklearn's _prf_divide with zero_division=0.

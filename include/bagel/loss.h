@@ -12,6 +12,7 @@
 #include <string>
 
 #include "bagel/exp_nonpositive.h"
+#include "bagel/libm_calls.h"
 #include "bagel/row_width.h"
 
 namespace bagel {
@@ -61,7 +62,7 @@ struct BinaryLogLoss {
     const double zd = z[0];
     const double e = exp_nonpositive(-std::abs(zd));
     grad[0] = static_cast<float>(sigmoid_from(zd, e) - y);
-    return detail::madd(std::max(zd, 0.0) + std::log1p(e), -double(y), zd);  // madd.h
+    return detail::madd(std::max(zd, 0.0) + libm::log1p(e), -double(y), zd);  // madd.h
   }
   // Class probabilities [1 - p, p] from the logit.
   static void probabilities(const float* z, double* proba, int /*k*/) {
@@ -99,7 +100,7 @@ struct SoftmaxCrossEntropy {
     const double inv = 1.0 / sum;
     for (int i = 0; i < k; ++i) grad[i] = static_cast<float>(grad[i] * inv);
     grad[y] -= 1.0f;
-    return std::log(sum) + m - z[y];
+    return libm::log(sum) + m - z[y];
   }
   // The exps in a loop of their own, which vectorises (as in loss_and_grad).
   static void probabilities(const float* z, double* proba, int k) {
@@ -136,7 +137,7 @@ struct OneVsRestLogLoss {
         loss += std::max(static_cast<double>(z[i0 + j]), 0.0);
         product *= 1.0 + e[j];
       }
-      loss += std::log(product);
+      loss += libm::log(product);
       if (y >= i0 && y < i0 + n) {
         const double zy = z[y];
         const double ey = e[y - i0];
