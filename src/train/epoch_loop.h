@@ -25,6 +25,7 @@
 #include "bagel/row_window.h"
 #include "bagel/schedule.h"
 #include "bagel/trainer.h"
+#include "train/touch_log.h"
 
 namespace bagel::train {
 
@@ -253,6 +254,7 @@ struct RowPass {
   std::span<const Index> original;  // rows[i] is the training set's row original[i]
   std::span<const float> weights;   // the training set's row weights (empty: none)
   bool scattered;                   // rows read where they lie, out of order: prefetch them ahead
+  TouchLog* touched;                // records each step's rows (null: none)
   const Schedule& schedule;
   StepClock& clock;
   BatchScratch& scratch;
@@ -282,10 +284,10 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
                   [&](const CsrMatrix& x, std::span<const std::int32_t> y,
                       std::span<const Index> all, std::size_t offset, bool in_place) {
     const std::size_t n = all.size();
-    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer> || std::is_same_v<Layer, LoggedLayer>) {
       if (batch_size == 1 && has_row_steps(k)) {
-        const RowPass pass{layer, x, y, all, order.subspan(offset, n), data.weight,
-                           in_place && !in_order, schedule, clock, scratch, thread};
+        const RowPass pass{sparse_layer(layer), x, y, all, order.subspan(offset, n), data.weight,
+                           in_place && !in_order, touch_log(layer), schedule, clock, scratch, thread};
         for (std::size_t begin = 0; begin < n;) {
           // Up to the next row whose place in the epoch is a report's, inclusive.
           const std::size_t report_at = (offset + begin + kReportBatches - 1) / kReportBatches * kReportBatches;

@@ -15,23 +15,6 @@ namespace bagel::train {
 
 namespace {
 
-// The layer of one copy, logging the rows each step changes (run_epoch()
-// calls these four).
-struct LoggedLayer {
-  EmbeddingBagLayer& layer;
-  TouchLog* log;  // null: every row is combined anyway
-  int outputs() const { return layer.outputs(); }
-  void prefetch(const CsrMatrix& x, std::span<const Index> rows) const { layer.prefetch(x, rows); }
-  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread) {
-    layer.forward(x, rows, logits, thread);
-  }
-  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
-            int thread) {
-    layer.step(x, rows, grads, eta, thread);
-    if (log != nullptr) log->record(x, rows);
-  }
-};
-
 // The arrays one combination works on: see replicas.h. copies[r] is copy
 // r's array (true weight = scales[r] * stored), `base` the arrays at the
 // last combination, `velocity` the momentum, moved[j] the block in which row
@@ -151,14 +134,6 @@ void combine_touched(const Combination& weights, std::span<TouchLog> logs, int r
 }
 
 }  // namespace
-
-TouchLog::TouchLog(Index features)
-    : bits_((static_cast<std::size_t>(features) + 63) / 64, 0) {}
-
-void TouchLog::clear(std::size_t lo, std::size_t hi) {
-  std::fill(bits_.begin() + static_cast<std::ptrdiff_t>(lo),
-            bits_.begin() + static_cast<std::ptrdiff_t>(hi), 0);
-}
 
 MomentumDecay::MomentumDecay(int copies)
     : table_(static_cast<std::size_t>(copies + 1) * kAges, 0.0f),

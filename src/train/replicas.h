@@ -37,30 +37,9 @@
 #include "bagel/model.h"
 #include "bagel/train_plan.h"
 #include "train/epoch_loop.h"
+#include "train/touch_log.h"
 
 namespace bagel::train {
-
-// The weight rows one copy stepped on in the current block: one bit a row,
-// so recording costs an OR a non-zero and the combination walks the rows in
-// order without sorting (sorting a log of row ids costs as much as the
-// steps on 2^20 features).
-class TouchLog {
- public:
-  explicit TouchLog(Index features);
-  void record(const CsrMatrix& x, std::span<const Index> rows) {
-    for (const Index r : rows)
-      for (const Index j : x.row(r).indices) {
-        const auto u = static_cast<std::uint32_t>(j);
-        bits_[u >> 6] |= std::uint64_t{1} << (u & 63);
-      }
-  }
-  std::size_t words() const { return bits_.size(); }
-  std::uint64_t word(std::size_t w) const { return bits_[w]; }
-  void clear(std::size_t lo, std::size_t hi);  // words [lo, hi)
-
- private:
-  std::vector<std::uint64_t> bits_;
-};
 
 // (1 - 1/n)^age, the block momentum's decay, looked up for the ages a row
 // usually has (std::pow on every combined row costs a fifth of the

@@ -31,6 +31,7 @@ void train_rows_fixed(const RowPass& p, std::size_t begin, std::size_t end, doub
     limited += limit_logit_step(grad, k, row, eta);  // the reach eta / B at B = 1
     weigh_row(loss, grad, k, p.weights, p.original[i], loss_sum);
     p.layer.step_row(row, grad, eta, p.thread, k);
+    if (p.touched != nullptr) p.touched->record(row);
   }
 }
 
