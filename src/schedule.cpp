@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "bagel/libm_calls.h"
+
 namespace bagel {
 
 Schedule::Schedule(const OptimizerConfig& config, std::int64_t total_steps)
@@ -25,7 +27,7 @@ double Schedule::eta(std::int64_t t) const {
   const double td = static_cast<double>(t);
   switch (kind_) {
     case ScheduleKind::kConstant: return eta0_;
-    case ScheduleKind::kInvScaling: return eta0_ / std::pow(td, power_t_);
+    case ScheduleKind::kInvScaling: return eta0_ / libm::pow(td, power_t_);
     case ScheduleKind::kOptimal: return 1.0 / (alpha_ * (t0_ + td - 1.0));
     case ScheduleKind::kLinear: return eta0_ * std::max(0.0, 1.0 - (td - 1.0) / total_steps_);
   }

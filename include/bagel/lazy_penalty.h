@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/libm_calls.h"
 #include "bagel/madd.h"
 
 namespace bagel {
@@ -38,7 +39,7 @@ class LazyPenalty {
     ThreadState& t = threads_[thread];
     const double a = detail::madd(1.0, -eta, l2_);  // 1 - eta l2 (madd.h)
     t.decay *= a;
-    t.view = threads_.size() == 1 ? t.decay : t.view * std::pow(a, double(threads_.size()));
+    t.view = threads_.size() == 1 ? t.decay : t.view * libm::pow(a, double(threads_.size()));
     return scale_of(thread);
   }
   // The L1 shrink of one step of `thread` at rate eta, at scale `scale`.

@@ -1,7 +1,8 @@
-// log and log1p for loops whose other arithmetic is vectorised.
+// libm's exp, log, log1p and pow for loops whose other arithmetic is
+// vectorised.
 //
-// Debian's glibc enters log and log1p through wrappers built for baseline
-// x86-64: SSE instructions (pxor, ucomisd) before the FMA kernel. Reached
+// Debian's glibc enters these through wrappers built for baseline x86-64:
+// SSE instructions (pxor, ucomisd, movsd) before the FMA kernel. Reached
 // from AVX code that left the vector registers' upper halves dirty, each of
 // those pays a transition penalty on Intel CPUs, and GCC 12 does not always
 // clear the state before the call: on a Sapphire Rapids Xeon the batch-1
@@ -20,6 +21,11 @@ namespace bagel::libm {
 #endif
 }
 
+[[gnu::always_inline]] inline double exp(double x) {
+  clear_upper_vector_state();
+  return std::exp(x);
+}
+
 [[gnu::always_inline]] inline double log(double x) {
   clear_upper_vector_state();
   return std::log(x);
@@ -28,6 +34,11 @@ namespace bagel::libm {
 [[gnu::always_inline]] inline double log1p(double x) {
   clear_upper_vector_state();
   return std::log1p(x);
+}
+
+[[gnu::always_inline]] inline double pow(double x, double y) {
+  clear_upper_vector_state();
+  return std::pow(x, y);
 }
 
 }  // namespace bagel::libm

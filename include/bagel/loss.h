@@ -36,12 +36,12 @@ inline std::string to_string(Head head) {
 }
 
 // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
-inline double softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
+inline double softplus(double x) { return std::max(x, 0.0) + libm::log1p(libm::exp(-std::abs(x))); }
 
 // 1 / (1 + exp(-z)), evaluated on the side where exp cannot overflow.
 inline double sigmoid(double z) {
-  if (z >= 0) return 1.0 / (1.0 + std::exp(-z));
-  const double e = std::exp(z);
+  if (z >= 0) return 1.0 / (1.0 + libm::exp(-z));
+  const double e = libm::exp(z);
   return e / (1.0 + e);
 }
 
