@@ -179,6 +179,70 @@ TEST(RowSteps, HeadsAtAConstantWidthComputeTheRunTimeWidthsValues) {
   expect_heads_agree<32>(rng);
 }
 
+// A replica's copy (train::LoggedLayer) trains through the row steps and
+// marks the weight rows it steps on, which its combination then visits: it
+// must mark every feature of every row it trained, as the general loop
+// does, and train the same weights.
+struct GeneralLogged {
+  EmbeddingBagLayer& layer;
+  train::TouchLog& log;
+  int outputs() const { return layer.outputs(); }
+  void prefetch(const CsrMatrix& x, std::span<const Index> rows) const { layer.prefetch(x, rows); }
+  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread) {
+    layer.forward(x, rows, logits, thread);
+  }
+  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
+            int thread) {
+    layer.step(x, rows, grads, eta, thread);
+    log.record(x, rows);
+  }
+};
+
+TEST(RowSteps, LogTheRowsEachStepTouches) {
+  const Dataset d = rows_of(10);
+  const int k = 10;
+  // 300 shuffled rows of 1,100: a window and a part of one, and features left untouched.
+  std::vector<Index> order(static_cast<std::size_t>(d.x.rows()));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::mt19937_64 rng(3);
+  shuffle_rows(order, rng);
+  order.resize(300);
+  std::vector<bool> expected(static_cast<std::size_t>(d.x.cols()), false);
+  for (const Index r : order)
+    for (const Index j : d.x.row(r).indices) expected[static_cast<std::size_t>(j)] = true;
+  ASSERT_LT(std::count(expected.begin(), expected.end(), true), d.x.cols());
+
+  OptimizerConfig c;
+  c.batch_size = 1;
+  c.learning_rate = 0.05;
+  const Schedule schedule(c, static_cast<std::int64_t>(order.size()));
+  std::vector<float> weights[2];
+  for (const bool general : {false, true}) {
+    std::vector<float>& weight = weights[general];
+    weight.assign(static_cast<std::size_t>(d.x.cols()) * k, 0.0f);
+    std::vector<float> bias(static_cast<std::size_t>(k), 0.0f);
+    EmbeddingBagLayer layer(weight, bias, d.x.cols(), k, 0, 0);
+    train::TouchLog log(d.x.cols());
+    train::BatchScratch scratch(1, k, Head::kOneVsRest);
+    RowWindow window;
+    train::StepClock clock;
+    train::DivergenceWatch watch(1e300);
+    auto report = [](std::size_t, double) {};
+    if (general) {
+      GeneralLogged wrapped{layer, log};
+      train::run_epoch(wrapped, d, order, 1, schedule, clock, scratch, window, watch, report);
+    } else {
+      train::LoggedLayer logged{layer, &log};
+      train::run_epoch(logged, d, order, 1, schedule, clock, scratch, window, watch, report);
+    }
+    layer.flush();
+    for (std::size_t j = 0; j < expected.size(); ++j)
+      ASSERT_EQ((log.word(j / 64) >> (j % 64)) & 1, expected[j] ? 1u : 0u)
+          << "feature " << j << (general ? ", general loop" : ", row steps");
+  }
+  EXPECT_TRUE(bit_equal(weights[0], weights[1]));
+}
+
 TEST(RowSteps, CoverTheFixedOutputCountsOnly) {
   EXPECT_FALSE(train::has_row_steps(0));
   EXPECT_TRUE(train::has_row_steps(1));
