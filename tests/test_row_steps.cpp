@@ -23,19 +23,9 @@
 namespace bagel {
 namespace {
 
-// The layer behind another type: run_epoch() then runs its general loop.
-struct GeneralLoop {
-  EmbeddingBagLayer& layer;
-  int outputs() const { return layer.outputs(); }
-  void prefetch(const CsrMatrix& x, std::span<const Index> rows) const { layer.prefetch(x, rows); }
-  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread) {
-    layer.forward(x, rows, logits, thread);
-  }
-  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
-            int thread) {
-    layer.step(x, rows, grads, eta, thread);
-  }
-};
+// A replica's layer (train::LoggedLayer, without or with its log) under
+// another type: run_epoch() then runs its general loop.
+struct GeneralLoop : train::LoggedLayer {};
 
 struct Options {
   double l2 = 1e-4;
@@ -77,7 +67,7 @@ Run train(const Dataset& d, int outputs, Head head, const Options& o, bool gener
     auto report = [&](std::size_t done, double mean) { run.reports.emplace_back(done, mean); };
     double loss = 0;
     if (general) {
-      GeneralLoop wrapped{layer};
+      GeneralLoop wrapped{{layer, nullptr}};
       loss = train::run_epoch(wrapped, d, order, 1, schedule, clock, scratch, window, watch, report,
                               0, o.in_order);
     } else {
@@ -183,21 +173,6 @@ TEST(RowSteps, HeadsAtAConstantWidthComputeTheRunTimeWidthsValues) {
 // marks the weight rows it steps on, which its combination then visits: it
 // must mark every feature of every row it trained, as the general loop
 // does, and train the same weights.
-struct GeneralLogged {
-  EmbeddingBagLayer& layer;
-  train::TouchLog& log;
-  int outputs() const { return layer.outputs(); }
-  void prefetch(const CsrMatrix& x, std::span<const Index> rows) const { layer.prefetch(x, rows); }
-  void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread) {
-    layer.forward(x, rows, logits, thread);
-  }
-  void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
-            int thread) {
-    layer.step(x, rows, grads, eta, thread);
-    log.record(x, rows);
-  }
-};
-
 TEST(RowSteps, LogTheRowsEachStepTouches) {
   const Dataset d = rows_of(10);
   const int k = 10;
@@ -229,7 +204,7 @@ TEST(RowSteps, LogTheRowsEachStepTouches) {
     train::DivergenceWatch watch(1e300);
     auto report = [](std::size_t, double) {};
     if (general) {
-      GeneralLogged wrapped{layer, log};
+      GeneralLoop wrapped{{layer, &log}};
       train::run_epoch(wrapped, d, order, 1, schedule, clock, scratch, window, watch, report);
     } else {
       train::LoggedLayer logged{layer, &log};
