@@ -15,6 +15,7 @@
 #include "bagel/predict.h"
 #include "bagel/rate_calibration.h"
 #include "bagel/schedule.h"
+#include "train/checkpoint_pace.h"
 #include "train/class_shards.h"
 #include "train/epoch_loop.h"
 #include "train/replicas.h"
@@ -130,6 +131,18 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
         }
       }
   }
+  // The model's weights after an epoch (the split classes' merged into it),
+  // all finite.
+  auto model_finite = [&] {
+    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
+      if (shards) {
+        if (!shards->weights_finite()) return false;
+        shards->write_model(model);
+        return true;
+      }
+    return weights_finite(model);
+  };
+  train::CheckpointPace pace;
   auto keep_checkpoint = [&](int epoch) {
     TrainingCheckpoint* k = checkpoints.latest;
     if (k == nullptr) return;
@@ -197,15 +210,11 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     rec.train_loss = order.empty() ? 0.0 : loss_sum / double(order.size());
     rec.samples_per_second = rec.seconds > 0 ? double(order.size()) / rec.seconds : 0.0;
     rec.learning_rate = schedule.eta(std::max<std::int64_t>(step, 1));
-    bool finite = std::isfinite(rec.train_loss);
-    if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
-      if (shards) {
-        finite = finite && shards->weights_finite();
-        // The model is read before the end only by validation and checkpoints.
-        if (finite && (valid != nullptr || checkpoints.latest != nullptr)) shards->write_model(model);
-      }
-    }
-    if (!finite || (!shards && !weights_finite(model)))
+    const bool keep = checkpoints.latest != nullptr && epoch < c.epochs && pace.due(rec.seconds);
+    // The weights are read before the end only by validation and
+    // checkpoints, and scanned then (and after the last epoch): a non-finite
+    // loss shows most divergences, and the scan, the rest.
+    if (!std::isfinite(rec.train_loss) || ((valid != nullptr || keep) && !model_finite()))
       throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss, 0};
     if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
@@ -226,10 +235,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
         break;
       }
     }
-    keep_checkpoint(epoch);
+    if (keep) {
+      const auto t_keep = Clock::now();
+      keep_checkpoint(epoch);
+      pace.kept(seconds_since(t_keep));
+    }
   }
-  if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>)
-    if (shards) shards->write_model(model);
+  if (summary.epochs_run > 0 && !model_finite()) {
+    const EpochRecord& last = summary.history.back();
+    throw Diverged{last.epoch, static_cast<std::int64_t>(order.size()), last.train_loss, 0};
+  }
   if (c.patience > 0 && valid != nullptr && !best_weight.empty()) {
     // Keep the weights of the best validation epoch, as early stopping promises.
     summary.best_epoch = best_epoch;

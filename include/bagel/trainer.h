@@ -101,8 +101,9 @@ struct TrainingCheckpoint {
 std::string resume_unsupported(const OptimizerConfig& config, LayerKind layer, const TrainPlan& plan);
 
 // What train_model resumes from and keeps: `resume` (may be null) is where
-// it starts; `latest` (may be null) receives the state after each completed
-// epoch, when the config can be resumed at all.
+// it starts; `latest` (may be null) receives the state after the first
+// epoch and then after epochs as often as its cost allows
+// (src/train/checkpoint_pace.h), when the config can be resumed at all.
 struct Checkpointing {
   const TrainingCheckpoint* resume = nullptr;
   TrainingCheckpoint* latest = nullptr;

@@ -27,10 +27,10 @@ std::string data_line(const Dataset& d) {
   return buf;
 }
 
-// Trains with a checkpoint kept after each epoch: a first Ctrl-C or kill
-// stops training within a few hundred rows, saves the last completed epoch
-// beside the model folder and rethrows Interrupted (exit 130/143); --resume
-// goes on from there.
+// Trains with checkpoints (after the first epoch, then paced by their cost:
+// train/checkpoint_pace.h): a first Ctrl-C or kill stops training within a
+// few hundred rows, saves the last epoch kept beside the model folder and
+// rethrows Interrupted (exit 130/143); --resume goes on from there.
 TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
                             std::optional<Model> start, TrainingData data, Progress& progress) {
   const std::string folder = checkpoint_folder(config.output);
@@ -88,8 +88,8 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "config's \"init\"); its classes must hold the labels, its features match "
                   "the columns");
   cmd->add_flag("--resume", o.resume,
-                "Go on from the last completed epoch of a run of this config and data that was "
-                "stopped (Ctrl-C, kill); it saved its state in OUTPUT.bagel-resume");
+                "Go on from the last epoch that a stopped run (Ctrl-C, kill) of this config and data "
+                "saved in OUTPUT.bagel-resume");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress or summary on stderr");
   return cmd;
 }
