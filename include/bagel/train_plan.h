@@ -80,15 +80,17 @@ inline constexpr double kClassesMaxWeightBytes = 4.0 * (1 << 20);
 // threads 0 trains a model whose classes do not split on replicas when the
 // process has at least kReplicasMinCores cores and the weights take at most
 // kReplicasMaxWeightBytes, on at most kReplicasAutoThreads of them. On a
-// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.4-2.5x one
-// thread's on the binary and 6-class sets (0.5-6.3 MB of weights) at one
-// thread's accuracy (within 0.3 points), at 4 threads 1.0-2.0x, and at 16
-// no faster than at 8 (the combinations grow with the threads); at 84 MB
-// (2^20 features x 20 classes) they were slower than one thread at every
-// count. On 2 cores they cost about what the second core saves.
+// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.5-2.3x one
+// thread's on the binary sets (0.04-4 MiB of weights) at one thread's
+// accuracy (within 0.3 points), and at 16 no faster than at 8 (the
+// combinations grow with the threads). On man-section (6 classes, 6 MiB:
+// every combined row is 6 values in each copy) 0.84-1.16x in five device
+// sessions, so it trains one thread's model; at 84 MB (2^20 features x 20
+// classes) they were slower than one thread at every count. On 2 cores
+// they cost about what the second core saves.
 inline constexpr int kReplicasMinCores = 8;
 inline constexpr int kReplicasAutoThreads = 8;
-inline constexpr double kReplicasMaxWeightBytes = 16.0 * (1 << 20);
+inline constexpr double kReplicasMaxWeightBytes = 4.0 * (1 << 20);
 
 // What the plan needs to know of the model that trains.
 struct ModelShape {
