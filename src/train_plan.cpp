@@ -39,6 +39,14 @@ double weight_bytes(const ModelShape& model) {
   return double(model.features) * model.outputs * sizeof(float);
 }
 
+// Whether each thread's group of classes (`starts`: class_group_starts())
+// takes at most kClassesMaxGroupBytes of weights.
+bool class_groups_fit(const ModelShape& model, const std::vector<int>& starts) {
+  int widest = 0;
+  for (std::size_t g = 0; g + 1 < starts.size(); ++g) widest = std::max(widest, starts[g + 1] - starts[g]);
+  return double(model.features) * widest * sizeof(float) <= kClassesMaxGroupBytes;
+}
+
 // The loop's threads for threads 0 ("all cores"): the cores when the classes
 // split (the model is the one-thread model, bit for bit), at most one per
 // block of kClassBlock classes where they make 2 blocks or more; replicas where
@@ -76,9 +84,10 @@ std::vector<int> class_group_starts(int classes, int groups) {
 
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model) {
   return layer == LayerKind::kSparse && model.head == Head::kOneVsRest &&
-         model.outputs >= 2 * kClassesPerThread && weight_bytes(model) <= kClassesMaxWeightBytes &&
+         model.outputs >= 2 * kClassesPerThread &&
          parallel_strategy(c) == ParallelStrategy::kReplicas;
 }
+
 
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
                         const ModelShape& model) {
@@ -90,11 +99,22 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
                            std::int64_t rows, const ModelShape& model) {
   TrainPlan p;
   p.cores = c.threads > 0 ? c.threads : usable;
-  const bool classes = splits_classes(c, layer, model);
-  const int asked = c.threads == 0 ? auto_threads(p.cores, c, layer, model, classes) : c.threads;
-  std::int64_t most = std::max<std::int64_t>(1, rows / kRowsPerThread);
-  if (classes) most = std::min<std::int64_t>(most, model.outputs / kClassesPerThread);
-  p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, most));
+  const std::int64_t by_rows = std::max<std::int64_t>(1, rows / kRowsPerThread);
+  // The classes split where each thread's group of them fits; else the
+  // threads the other strategies would take.
+  bool classes = false;
+  if (splits_classes(c, layer, model)) {
+    const int asked = c.threads == 0 ? auto_threads(p.cores, c, layer, model, true) : c.threads;
+    const std::int64_t most = std::min<std::int64_t>(by_rows, model.outputs / kClassesPerThread);
+    p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, most));
+    p.class_starts = class_group_starts(model.outputs, p.threads);
+    classes = p.threads > 1 && class_groups_fit(model, p.class_starts);
+  }
+  if (!classes) {
+    const int asked = c.threads == 0 ? auto_threads(p.cores, c, layer, model, false) : c.threads;
+    p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, by_rows));
+    p.class_starts.clear();
+  }
   // The dense layer runs its GEMMs on the threads (Eigen); its loop is one.
   if (layer == LayerKind::kDense || p.threads == 1) {
     p.strategy = ParallelStrategy::kSingle;
@@ -113,8 +133,6 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
     // then every row changes in every block.
     p.sparse_sync = c.l2 == 0 && c.l1 == 0 && !c.average;
   }
-  if (p.strategy == ParallelStrategy::kClassShards)
-    p.class_starts = class_group_starts(model.outputs, p.threads);
   p.reorder_features = reorder_pays_off(c, layer, p.threads);
   return p;
 }

@@ -44,10 +44,16 @@ TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCac
                 .strategy, ParallelStrategy::kReplicas);
   EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000, {Head::kSoftmax, 20, 1000})
                 .strategy, ParallelStrategy::kReplicas);
+  // 4 threads of 20 classes: 4 + 4 + 4 + 8, the widest group 8 classes.
   const std::int64_t too_wide =
-      static_cast<std::int64_t>(kClassesMaxWeightBytes / (20 * sizeof(float))) + 1;
+      static_cast<std::int64_t>(kClassesMaxGroupBytes / (8 * sizeof(float))) + 1;
   EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000,
                           {Head::kOneVsRest, 20, too_wide}).strategy, ParallelStrategy::kReplicas);
+  EXPECT_TRUE(plan_training(threads(4), LayerKind::kSparse, 1'000'000,
+                            {Head::kOneVsRest, 20, too_wide}).class_starts.empty());
+  EXPECT_EQ(plan_training(threads(4), LayerKind::kSparse, 1'000'000,
+                          {Head::kOneVsRest, 20, too_wide - 1}).strategy,
+            ParallelStrategy::kClassShards);
   EXPECT_EQ(plan_training(threads(4), LayerKind::kDense, 1'000'000, ovr20).strategy,
             ParallelStrategy::kSingle);
   OptimizerConfig hogwild = threads(4);
@@ -69,6 +75,28 @@ TEST(TrainPlan, OneVsRestSplitsItsClassesBetweenTheThreadsWhileTheWeightsStayCac
   EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1500, ovr20).threads, 1);
   EXPECT_EQ(plan_training(OptimizerConfig{}, LayerKind::kSparse, 1'000'000,
                           {Head::kSoftmax, 20, 1000}).threads, 1);
+}
+
+TEST(TrainPlan, DefaultSplitsLargeModelsOnlyWhereEachThreadsClassesFit) {
+  const OptimizerConfig all;  // threads 0
+  // 2^20 features x 20 classes (80 MiB): 5 groups of 4 (16 MiB each) on 16
+  // cores; on 2 cores 8 + 12 classes would take 48 MiB a thread: one thread.
+  const ModelShape wide20{Head::kOneVsRest, 20, 1 << 20};
+  const TrainPlan many = plan_training_on(16, all, LayerKind::kSparse, 1'000'000, wide20);
+  EXPECT_EQ(many.strategy, ParallelStrategy::kClassShards);
+  EXPECT_EQ(many.class_starts, std::vector<int>({0, 4, 8, 12, 16, 20}));
+  const TrainPlan two = plan_training_on(2, all, LayerKind::kSparse, 1'000'000, wide20);
+  EXPECT_EQ(two.strategy, ParallelStrategy::kSingle);
+  EXPECT_EQ(two.threads, 1);
+  EXPECT_TRUE(two.class_starts.empty());
+  // Asked for 4 threads (4 + 4 + 4 + 8 classes: 32 MiB a thread): replicas.
+  EXPECT_EQ(plan_training_on(16, threads(4), LayerKind::kSparse, 1'000'000, wide20).strategy,
+            ParallelStrategy::kReplicas);
+  // 2^18 features x 6 classes (man-section): 4 + 2 classes, 4 MiB a thread.
+  const TrainPlan six = plan_training_on(2, all, LayerKind::kSparse, 1'000'000,
+                                         {Head::kOneVsRest, 6, 1 << 18});
+  EXPECT_EQ(six.strategy, ParallelStrategy::kClassShards);
+  EXPECT_EQ(six.class_starts, std::vector<int>({0, 4, 6}));
 }
 
 TEST(TrainPlan, ClassGroupsAreWholeBlocksOfFourWhereThereAreEnough) {

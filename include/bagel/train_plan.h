@@ -6,8 +6,8 @@
 // Strategies (optimizer.threads, deterministic, deterministic_method, and
 // the model's head):
 // * single: one thread (threads 1, or data too small to split).
-// * classes (one-vs-rest with at least 2 classes a thread and weights that
-//   fit in kClassesMaxWeightBytes, deterministic with the default method;
+// * classes (one-vs-rest with at least 2 classes a thread, each thread's
+//   classes' weights within kClassesMaxGroupBytes, deterministic with the default method;
 //   threads 0 included): each thread trains its own group of the classes
 //   over every row; the one-thread model bit for bit, at any thread count
 //   (train/class_shards.h).
@@ -70,12 +70,14 @@ inline constexpr int kClassBlock = 4;
 // there are at least `groups` blocks, else an even split (2 each on 10).
 std::vector<int> class_group_starts(int classes, int groups);
 
-// The "classes" strategy pays while the weights stay cached: every thread
-// walks every row, so when the weight rows miss the caches each thread pays
-// the misses of the whole row for its share of the classes. On the 2-core
-// AMD machine of README §9 the training loop ran 1.11-1.27x faster at
-// 0.5-2.4 MB of weights and 0.89x at 6.3 MB, 0.74x at 84 MB.
-inline constexpr double kClassesMaxWeightBytes = 4.0 * (1 << 20);
+// The "classes" strategy pays while each thread's group of classes takes
+// at most this much of the weights: every thread walks every row, and what
+// it gains is a smaller share of the weights to keep in its caches. On a
+// 16-core Xeon (README §9) 2^20 features x 20 classes trained 1.44x faster
+// in 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.87x and 0.98x
+// in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB); man-section's 6
+// classes (4 + 2: 4 MiB) ran 1.09-1.19x there and 1.05x on 2 cores.
+inline constexpr double kClassesMaxGroupBytes = 16.0 * (1 << 20);
 
 // threads 0 trains a model whose classes do not split on replicas when the
 // process has at least kReplicasMinCores cores and the weights take at most
@@ -124,8 +126,8 @@ struct TrainPlan {
 // lines measured slower there (README §9).
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
-// Whether several threads would train this model by splitting its classes
-// ("classes" above).
+// Whether several threads could train this model by splitting its classes
+// ("classes" above), where each thread's group fits kClassesMaxGroupBytes.
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model);
 
 // The settings a run trains with ("auto" averaging decided for its rows:
