@@ -88,7 +88,6 @@ bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape&
          parallel_strategy(c) == ParallelStrategy::kReplicas;
 }
 
-
 TrainPlan plan_training(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
                         const ModelShape& model) {
   // The cores are looked up (affinity mask, cgroup quota) only for threads 0.

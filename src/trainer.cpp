@@ -214,8 +214,10 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     // The weights are read before the end only by validation and
     // checkpoints, and scanned then (and after the last epoch): a non-finite
     // loss shows most divergences, and the scan, the rest.
+    const auto t_scan = Clock::now();
     if (!std::isfinite(rec.train_loss) || ((valid != nullptr || keep) && !model_finite()))
       throw Diverged{epoch, static_cast<std::int64_t>(order.size()), rec.train_loss, 0};
+    const double scan_seconds = seconds_since(t_scan);
     if (averaged) write_average(averaged->weight, averaged->bias);
     const Model& current = averaged ? *averaged : model;
     if (valid != nullptr) rec.valid = evaluate(current, *valid);
@@ -238,10 +240,10 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     if (keep) {
       const auto t_keep = Clock::now();
       keep_checkpoint(epoch);
-      pace.kept(seconds_since(t_keep));
+      pace.kept(scan_seconds + seconds_since(t_keep));
     }
   }
-  if (summary.epochs_run > 0 && !model_finite()) {
+  if (!summary.history.empty() && !model_finite()) {
     const EpochRecord& last = summary.history.back();
     throw Diverged{last.epoch, static_cast<std::int64_t>(order.size()), last.train_loss, 0};
   }

@@ -55,9 +55,9 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
   } catch (const Interrupted&) {
     if (latest.epoch > 0) {
       save_checkpoint(latest, config.resolved, fingerprint, folder);
-      progress.warn("stopped during epoch " + std::to_string(latest.epoch + 1) + " of " +
-                    std::to_string(latest.epochs) + "; epochs 1-" + std::to_string(latest.epoch) +
-                    " are saved in " + folder + ": add --resume to the same command to go on");
+      progress.warn("stopped; epochs 1-" + std::to_string(latest.epoch) + " of " +
+                    std::to_string(latest.epochs) + " are saved in " + folder +
+                    ": add --resume to the same command to go on from there");
     } else if (!unsupported.empty()) {
       progress.warn("stopped; this run cannot be resumed: " + unsupported);
     } else if (!resume) {
