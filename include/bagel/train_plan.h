@@ -7,10 +7,10 @@
 // the model's head):
 // * single: one thread (threads 1, or data too small to split).
 // * classes (one-vs-rest with at least 2 classes a thread, each thread's
-//   classes' weights within kClassesMaxGroupBytes, deterministic with the default method;
-//   threads 0 included): each thread trains its own group of the classes
-//   over every row; the one-thread model bit for bit, at any thread count
-//   (train/class_shards.h).
+//   classes' weights within kClassesMaxGroupBytes, deterministic with the
+//   default method; threads 0 included): each thread trains its own group
+//   of the classes over every row; the one-thread model bit for bit, at any
+//   thread count (train/class_shards.h).
 // * replicas (threads > 1 and deterministic, the default method): every thread trains its own
 //   copy of the weights on its share of each block of the epoch's rows; at
 //   the end of each block (4 per thread an epoch) the copies are combined
@@ -76,7 +76,8 @@ std::vector<int> class_group_starts(int classes, int groups);
 // 16-core Xeon (README §9) 2^20 features x 20 classes trained 1.44x faster
 // in 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.87x and 0.98x
 // in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB); man-section's 6
-// classes (4 + 2: 4 MiB) ran 1.09-1.19x there and 1.05x on 2 cores.
+// classes (4 + 2: 4 MiB) 1.09-1.35x there, and on 2 cores 1.13x as fast as
+// on one thread's loop with the calibration on both cores.
 inline constexpr double kClassesMaxGroupBytes = 16.0 * (1 << 20);
 
 // threads 0 trains a model whose classes do not split on replicas when the
@@ -87,7 +88,7 @@ inline constexpr double kClassesMaxGroupBytes = 16.0 * (1 << 20);
 // accuracy (within 0.3 points), and at 16 no faster than at 8 (the
 // combinations grow with the threads). On man-section (6 classes, 6 MiB:
 // every combined row is 6 values in each copy) 0.84-1.16x in five device
-// sessions, so it trains one thread's model; at 84 MB (2^20 features x 20
+// sessions (it splits its classes instead); at 84 MB (2^20 features x 20
 // classes) they were slower than one thread at every count. On 2 cores
 // they cost about what the second core saves.
 inline constexpr int kReplicasMinCores = 8;
@@ -126,8 +127,9 @@ struct TrainPlan {
 // lines measured slower there (README §9).
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
-// Whether several threads could train this model by splitting its classes
-// ("classes" above), where each thread's group fits kClassesMaxGroupBytes.
+// Whether this model's classes could be split between threads ("classes"
+// above); the plan splits them where, at its thread count, each thread's
+// group also fits kClassesMaxGroupBytes.
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model);
 
 // The settings a run trains with ("auto" averaging decided for its rows:
