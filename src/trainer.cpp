@@ -145,7 +145,6 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   train::CheckpointPace pace;
   auto keep_checkpoint = [&](int epoch) {
     TrainingCheckpoint* k = checkpoints.latest;
-    if (k == nullptr) return;
     k->epoch = epoch;
     k->step = step;
     k->history = summary.history;

@@ -6,9 +6,10 @@
 // features and 20 classes (84 MB a copy, 0.1 s epochs) and 10% at 6 MB
 // (man-section, 7 ms epochs). So one is kept after the first epoch, and then
 // once the epochs since the last took kCostRatio times what that one cost:
-// the copies take at most about 1/kCostRatio of the run, small models keep
-// one after every epoch, and a stop goes back at most that far (the resumed
-// run ends with the same model either way).
+// the copies take at most about 1/kCostRatio of the run, and a stop goes
+// back at most kCostRatio times a copy's cost (the resumed run ends with the
+// same model either way). Where an epoch takes about as long as a copy
+// (README §9's real sets), that is several epochs but a fraction of a second.
 #pragma once
 
 namespace bagel::train {
