@@ -31,8 +31,9 @@ struct RateCalibration {
   double seconds = 0;
 };
 
-// Searches eta0 = 2^k / mean(|x|^2) over a range of k (coarse to fine: every
-// other k, then the neighbours of the best), each tried by training on 80% of
+// Searches eta0 = 2^k / mean(|x|^2) over a range of k (coarse to fine: the
+// best of every other k, found by a walk from 2^2 (rate_search.h), then its
+// neighbours), each tried by training on 80% of
 // a seeded sample of `train` (at most `sample_rows` rows, the schedule, L2,
 // batch size and epochs of `c`, at most 10 epochs, one thread each, several candidates in
 // parallel) and scoring log loss on the other 20%. Returns the rate with the
