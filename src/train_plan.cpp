@@ -133,6 +133,7 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
     p.sparse_sync = c.l2 == 0 && c.l1 == 0 && !c.average;
   }
   p.reorder_features = reorder_pays_off(c, layer, p.threads);
+  p.gather_ahead = p.strategy == ParallelStrategy::kSingle && layer == LayerKind::kSparse && p.cores >= 2;
   return p;
 }
 
@@ -157,7 +158,9 @@ std::string TrainPlan::describe() const {
   std::string s = std::to_string(threads) + (threads == 1 ? " thread" : " threads");
   if (cores > threads) s += " (" + std::to_string(cores) + " cores for the rate calibration and metrics)";
   switch (strategy) {
-    case ParallelStrategy::kSingle: break;
+    case ParallelStrategy::kSingle:
+      if (gather_ahead) s += ", a second copying its rows ahead";
+      break;
     case ParallelStrategy::kReplicas:
       s += ", replicas combined " + std::to_string(blocks_per_epoch) + " times an epoch";
       break;
@@ -177,7 +180,8 @@ std::string TrainPlan::describe() const {
 nlohmann::json TrainPlan::to_json() const {
   return {{"threads", threads}, {"cores", cores}, {"strategy", to_string(strategy)},
           {"blocks_per_epoch", blocks_per_epoch}, {"sparse_sync", sparse_sync},
-          {"reorder_features", reorder_features}, {"class_starts", class_starts}};
+          {"reorder_features", reorder_features}, {"class_starts", class_starts},
+          {"gather_ahead", gather_ahead}};
 }
 
 }  // namespace bagel

@@ -65,6 +65,8 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   const Schedule schedule(c, steps_per_epoch * c.epochs);
   train::BatchScratch scratch(c.batch_size, layer.outputs(), model.head());
   RowWindow window;
+  RowWindow ahead;  // the window a second core fills meanwhile (plan.gather_ahead)
+  RowWindow* const gather_ahead = plan.gather_ahead ? &ahead : nullptr;
   std::int64_t step = 0;
   const int threads = plan.threads;
   std::optional<train::Replicas> replicas;
@@ -190,7 +192,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
           break;
         case ParallelStrategy::kSingle:
           loss_sum = train::run_epoch_single(layer, train, order, c.batch_size, schedule, step,
-                                             scratch, window, watch, progress);
+                                             scratch, window, watch, progress, gather_ahead);
           break;
       }
     } else {

@@ -4,7 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <iostream>
 #include <numeric>
 #include <random>
@@ -17,6 +21,8 @@
 #include "bagel/row_window.h"
 #include "bagel/schedule.h"
 #include "bagel/trainer.h"
+#include "train/epoch_loop.h"
+#include "train_helpers.h"
 
 namespace bagel {
 namespace {
@@ -122,7 +128,7 @@ Model direct_sgd(const Dataset& d, int classes, const OptimizerConfig& c) {
   return m;
 }
 
-void expect_windows_change_nothing(const CsrMatrix& x, int classes, int batch) {
+void expect_windows_change_nothing(const CsrMatrix& x, int classes, int batch, int threads = 1) {
   std::vector<std::int32_t> y(static_cast<std::size_t>(x.rows()));
   for (std::size_t r = 0; r < y.size(); ++r) y[r] = static_cast<std::int32_t>((r * 7) % classes);
   const Dataset d{"train", x.clone(), y};
@@ -134,12 +140,13 @@ void expect_windows_change_nothing(const CsrMatrix& x, int classes, int batch) {
   c.l2 = 1e-3;
   c.l1 = 1e-4;
   c.seed = 11;
-  c.threads = 1;
+  c.threads = threads;
   std::vector<std::string> names;
   for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
   Model trained = Model::zeros(names, true, x.cols());
   Progress quiet(Progress::Mode::kQuiet, std::cerr);
-  train_model(trained, d, nullptr, c, LayerKind::kSparse, quiet);
+  const TrainingSummary summary = train_model(trained, d, nullptr, c, LayerKind::kSparse, quiet);
+  if (threads == 0) EXPECT_TRUE(summary.plan.gather_ahead) << summary.plan.describe();
   const Model direct = direct_sgd(d, classes, c);
   ASSERT_EQ(trained.weight.size(), direct.weight.size());
   EXPECT_EQ(0, std::memcmp(trained.weight.data(), direct.weight.data(),
@@ -177,6 +184,60 @@ TEST(RowWindow, BatchesTooBigToCopyReadRowsInPlaceWithTheSameResult) {
   }
   const CsrMatrix x(40, 64, std::move(indptr), std::move(indices), std::move(data));
   for (int batch : {20, 40}) expect_windows_change_nothing(x, 3, batch);
+}
+
+TEST(RowWindow, CopyingAheadOnASecondCoreIsBitIdenticalToo) {
+  // threads 0 on 2 cores trains these models on one thread, a second one
+  // filling the next window meanwhile: 5000 rows cross three such windows.
+  const CoresForTest two("2");
+  const CsrMatrix x = random_csr(5000, 64, 5);
+  for (int classes : {2, 4})
+    for (int batch : {1, 7}) expect_windows_change_nothing(x, classes, batch, 0);
+}
+
+// for_each_window's pass with a helper: the windows in order, each row once.
+struct Visit {
+  std::vector<std::size_t> offsets;
+  std::vector<Index> first_index;  // each window row's first column (-1: empty)
+};
+
+Visit visit(const Dataset& d, std::span<const Index> order, bool ahead, std::size_t stop_after,
+            bool throw_at_stop = false) {
+  RowWindow window, second;
+  Visit v;
+  train::for_each_window(
+      d, order, 1, window,
+      [&](const CsrMatrix& x, std::span<const std::int32_t>, std::span<const Index> rows,
+          std::size_t offset, bool) {
+        v.offsets.push_back(offset);
+        for (const Index r : rows) v.first_index.push_back(x.row(r).size() ? x.row(r).indices[0] : -1);
+        if (v.offsets.size() == stop_after && throw_at_stop) throw std::runtime_error("bad row");
+        return v.offsets.size() < stop_after;
+      },
+      false, ahead ? &second : nullptr);
+  return v;
+}
+
+TEST(RowWindow, TheHelperHandsOverEveryRowInOrderAndStopsWhenAsked) {
+  const Dataset d{"train", random_csr(9000, 50, 6), std::vector<std::int32_t>(9000, 0)};
+  std::vector<Index> order(9000);
+  std::iota(order.begin(), order.end(), 0);
+  std::mt19937_64 rng(3);
+  shuffle_rows(order, rng);
+  const Visit plain = visit(d, order, false, SIZE_MAX);
+  const Visit helped = visit(d, order, true, SIZE_MAX);
+  EXPECT_EQ(helped.first_index, plain.first_index);
+  EXPECT_EQ(helped.offsets, (std::vector<std::size_t>{0, 2048, 4096, 6144, 8192}));
+  // The body stopping the pass (a divergence, Ctrl-C) ends it there.
+  EXPECT_EQ(visit(d, order, true, 2).offsets, (std::vector<std::size_t>{0, 2048}));
+  // An exception in the body reaches the caller, after the region.
+  EXPECT_THROW(visit(d, order, true, 3, true), std::runtime_error);
+  // Inside another parallel region there is no second thread: the caller
+  // copies each window itself, with the same result.
+  std::vector<Visit> nested(2);
+#pragma omp parallel for num_threads(2)
+  for (int t = 0; t < 2; ++t) nested[static_cast<std::size_t>(t)] = visit(d, order, true, SIZE_MAX);
+  for (const Visit& v : nested) EXPECT_EQ(v.first_index, plain.first_index);
 }
 
 }  // namespace

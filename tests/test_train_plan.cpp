@@ -257,12 +257,36 @@ TEST(TrainPlan, AllCoresByDefaultGiveTheOneThreadModelBitForBit) {
   EXPECT_EQ(sa.plan.cores, usable_cores());
 }
 
+TEST(TrainPlan, OneLoopThreadWithACoreToSpareCopiesRowsAhead) {
+  const ModelShape binary{Head::kSigmoid, 1, 1000};
+  OptimizerConfig c;
+  c.threads = 0;
+  const TrainPlan two = plan_training_on(2, c, LayerKind::kSparse, 100000, binary);
+  EXPECT_EQ(two.strategy, ParallelStrategy::kSingle);
+  EXPECT_TRUE(two.gather_ahead);
+  EXPECT_NE(two.describe().find("1 thread (2 cores for the rate calibration and metrics), "
+                                "a second copying its rows ahead"),
+            std::string::npos)
+      << two.describe();
+  EXPECT_EQ(two.to_json()["gather_ahead"], true);
+  EXPECT_FALSE(plan_training_on(1, c, LayerKind::kSparse, 100000, binary).gather_ahead);
+  EXPECT_FALSE(plan_training_on(2, c, LayerKind::kDense, 100000, binary).gather_ahead);
+  // Where the loop has the threads (replicas on 16 cores, split classes), none.
+  EXPECT_FALSE(plan_training_on(16, c, LayerKind::kSparse, 100000, binary).gather_ahead);
+  const ModelShape classes{Head::kOneVsRest, 8, 1000};
+  EXPECT_FALSE(plan_training_on(2, c, LayerKind::kSparse, 100000, classes).gather_ahead);
+  // threads 1 asks for one core.
+  c.threads = 1;
+  EXPECT_FALSE(plan_training_on(2, c, LayerKind::kSparse, 100000, binary).gather_ahead);
+}
+
 // A stop requested from another thread ends training with Interrupted, in
 // every strategy, however many epochs were asked for.
 TEST(TrainPlan, AStopRequestEndsTrainingInEveryStrategy) {
   const Dataset d = synthetic(2, 20000, 9);
-  for (const int mode : {0, 1, 2, 3}) {
-    OptimizerConfig c = threads(mode == 0 ? 1 : 2);
+  const CoresForTest two("2");  // mode 4: one loop thread, a second copying rows ahead
+  for (const int mode : {0, 1, 2, 3, 4}) {
+    OptimizerConfig c = threads(mode == 0 ? 1 : mode == 4 ? 0 : 2);
     c.epochs = 100000;
     c.learning_rate = 0.01;
     c.deterministic = mode != 2;

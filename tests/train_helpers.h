@@ -3,7 +3,9 @@
 // generated rows they train on.
 #pragma once
 
+#include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,5 +43,23 @@ inline Dataset synthetic(int classes, Index rows, std::uint64_t seed, Index feat
   SyntheticData d = make_synthetic(spec);
   return Dataset{"train", std::move(d.x), std::move(d.y)};
 }
+
+// OMP_NUM_THREADS for the scope of a test (usable_cores() reads it).
+class CoresForTest {
+ public:
+  explicit CoresForTest(const char* cores) {
+    if (const char* old = std::getenv("OMP_NUM_THREADS")) saved_ = old;
+    ::setenv("OMP_NUM_THREADS", cores, 1);
+  }
+  ~CoresForTest() {
+    if (saved_) ::setenv("OMP_NUM_THREADS", saved_->c_str(), 1);
+    else ::unsetenv("OMP_NUM_THREADS");
+  }
+  CoresForTest(const CoresForTest&) = delete;
+  CoresForTest& operator=(const CoresForTest&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
 
 }  // namespace bagel

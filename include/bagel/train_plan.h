@@ -114,6 +114,10 @@ struct TrainPlan {
   bool sparse_sync = false;     // replicas: combine only the rows some copy changed
   bool reorder_features = false;  // number features by frequency first (feature_order.h)
   std::vector<int> class_starts;  // classes: where each thread's classes start, then the count
+  // One loop thread with a core to spare (sparse layer): a second thread
+  // copies the next window of shuffled rows while the loop trains on one
+  // (for_each_window, train/epoch_loop.h).
+  bool gather_ahead = false;
 
   // "2 threads, replicas combined 8 times an epoch" (for the plan line).
   std::string describe() const;
