@@ -29,6 +29,7 @@
 #include "bagel/schedule.h"
 #include "bagel/trainer.h"
 #include "train/touch_log.h"
+#include "train/window_relay.h"
 
 namespace bagel::train {
 
@@ -100,10 +101,10 @@ inline bool use_windows(const CsrMatrix& x, std::size_t batch) {
 // epoch), until body returns false.
 //
 // With `ahead` (a second window), the copying moves to a second thread: while
-// body trains on one window, the helper fills the other with the next rows,
-// and the two swap at a barrier. The copy was about a fifth of a one-thread
+// body trains on one window, the helper fills the other with the next rows
+// (the hand-over: window_relay.h). The copy was about a fifth of a one-thread
 // epoch on gen-binary; the rows and their order are the same, so the model
-// is too. Windows are then kAheadWindowRows rows, so that the barrier is
+// is too. Windows are then kAheadWindowRows rows, so that the hand-over is
 // rare next to the work between two.
 template <class Body>
 void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
@@ -127,35 +128,40 @@ void for_each_window(const Dataset& data, std::span<const Index> order, int batc
     return;
   }
   RowWindow* buffers[2] = {&window, ahead};
-  const std::size_t windows = (order.size() + rows - 1) / rows;
+  const auto windows = static_cast<int>((order.size() + rows - 1) / rows);
   gather(window, 0);
+  WindowRelay relay(windows);
   RegionErrors errors;
-  // Set during window w in halt[w % 2], read by both threads after its
-  // barrier; the next window writes the other one, so no thread can change
-  // the flag another is about to read.
-  std::atomic<bool> halt[2] = {false, false};
 #pragma omp parallel num_threads(2)
   {
-    const bool helped = omp_get_num_threads() == 2;  // 1 inside another region
-    const int t = omp_get_thread_num();
-    for (std::size_t w = 0; w < windows; ++w) {
-      std::atomic<bool>& stop = halt[w % 2];
-      RowWindow& next = *buffers[(w + 1) % 2];
-      const bool more = w + 1 < windows;
-      if (t == 0) {
+    // Inside another region this is the loop's thread alone, and it claims
+    // every window itself.
+    if (omp_get_thread_num() == 0) {
+      for (int w = 0; w < windows; ++w) {
         RowWindow& now = *buffers[w % 2];
+        const std::size_t w0 = static_cast<std::size_t>(w) * rows;
         errors.run([&] {
-          if (!body(now.matrix(), now.labels(), now.local_rows(), w * rows, false)) stop = true;
-          if (!helped && more && !stop) gather(next, (w + 1) * rows);
+          if (relay.loop_claims(w)) {
+            gather(now, w0);
+            relay.copied(w);
+          }
         });
-      } else if (more) {
-        errors.run([&] { gather(next, (w + 1) * rows); });
+        if (errors.failed() || relay.stopped()) break;
+        relay.loop_starts(w);
+        bool more = false;
+        errors.run([&] { more = body(now.matrix(), now.labels(), now.local_rows(), w0, false); });
+        if (!more || errors.failed()) break;
       }
-      if (errors.failed()) stop = true;
-      if (helped) {
-#pragma omp barrier
+      relay.stop();
+    } else {
+      for (int v; (v = relay.helper_claims()) >= 0;) {
+        errors.run([&] { gather(*buffers[v % 2], static_cast<std::size_t>(v) * rows); });
+        if (errors.failed()) {
+          relay.stop();
+          break;
+        }
+        relay.copied(v);
       }
-      if (stop) break;
     }
   }
   errors.rethrow();
