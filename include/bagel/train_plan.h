@@ -126,9 +126,11 @@ struct TrainPlan {
 
 // Whether training on `threads` threads runs faster on features numbered by
 // frequency (feature_order.h): with the sparse layer, when each weight row is
-// written by one thread only (one thread, or replicas). Hogwild and "exact"
-// threads write the same weights, and packing the head into a few cache
-// lines measured slower there (README §9).
+// written by one thread only: one thread, or the deterministic method
+// "average", whose plan is replicas or split classes (each thread owns its
+// copy, or its classes' columns). Hogwild and "exact" threads write the same
+// weights, and packing the head into a few cache lines measured slower there
+// (README §9).
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
 // Whether this model's classes could be split between threads ("classes"
