@@ -94,40 +94,27 @@ inline bool use_windows(const CsrMatrix& x, std::size_t batch) {
   return double(batch) * (row_bytes + sizeof(Index)) <= kMaxWindowBytes;
 }
 
-// Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
-// indexes x and y; offset is the position of rows[0] in `order`), or once
-// over the data itself (in_place) when a batch is too big to copy or the
-// rows are already in training order (`in_order`: a copy gathered for the
-// epoch), until body returns false.
-//
-// With `ahead` (a second window), the copying moves to a second thread: while
-// body trains on one window, the helper fills the other with the next rows
-// (the hand-over: window_relay.h). The copy was about a fifth of a one-thread
-// epoch on gen-binary; the rows and their order are the same, so the model
-// is too. Windows are then kAheadWindowRows rows, so that the hand-over is
-// rare next to the work between two.
+// for_each_window()'s passes over windows of `rows` rows (a multiple of the
+// batch). In the first, the calling thread copies each window before body
+// trains on it; in the second, a helper thread copies the next window into
+// `ahead` meanwhile (the hand-over: window_relay.h).
 template <class Body>
-void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
-                     RowWindow& window, Body&& body, bool in_order = false,
-                     RowWindow* ahead = nullptr) {
-  const auto batch = static_cast<std::size_t>(batch_size);
-  if (in_order || !use_windows(data.x, batch)) {
-    body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
-    return;
+void for_each_window_copied(const Dataset& data, std::span<const Index> order, std::size_t rows,
+                            RowWindow& window, Body& body) {
+  for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
+    window.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
+    if (!body(window.matrix(), window.labels(), window.local_rows(), w0, false)) return;
   }
-  const std::size_t per = ahead != nullptr ? kAheadWindowRows : kWindowRows;
-  const std::size_t rows = batch * std::max<std::size_t>(1, per / batch);
-  auto gather = [&](RowWindow& into, std::size_t w0) {
+}
+
+template <class Body>
+void for_each_window_ahead(const Dataset& data, std::span<const Index> order, std::size_t rows,
+                           RowWindow& window, RowWindow& ahead, Body& body) {
+  auto gather = [&](RowWindow& into, int w) {
+    const std::size_t w0 = static_cast<std::size_t>(w) * rows;
     into.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
   };
-  if (ahead == nullptr || order.size() <= rows) {
-    for (std::size_t w0 = 0; w0 < order.size(); w0 += rows) {
-      gather(window, w0);
-      if (!body(window.matrix(), window.labels(), window.local_rows(), w0, false)) return;
-    }
-    return;
-  }
-  RowWindow* buffers[2] = {&window, ahead};
+  RowWindow* buffers[2] = {&window, &ahead};
   const auto windows = static_cast<int>((order.size() + rows - 1) / rows);
   gather(window, 0);
   WindowRelay relay(windows);
@@ -139,23 +126,24 @@ void for_each_window(const Dataset& data, std::span<const Index> order, int batc
     if (omp_get_thread_num() == 0) {
       for (int w = 0; w < windows; ++w) {
         RowWindow& now = *buffers[w % 2];
-        const std::size_t w0 = static_cast<std::size_t>(w) * rows;
         errors.run([&] {
           if (relay.loop_claims(w)) {
-            gather(now, w0);
+            gather(now, w);
             relay.copied(w);
           }
         });
         if (errors.failed() || relay.stopped()) break;
         relay.loop_starts(w);
         bool more = false;
-        errors.run([&] { more = body(now.matrix(), now.labels(), now.local_rows(), w0, false); });
+        errors.run([&] {
+          more = body(now.matrix(), now.labels(), now.local_rows(), static_cast<std::size_t>(w) * rows, false);
+        });
         if (!more || errors.failed()) break;
       }
       relay.stop();
     } else {
       for (int v; (v = relay.helper_claims()) >= 0;) {
-        errors.run([&] { gather(*buffers[v % 2], static_cast<std::size_t>(v) * rows); });
+        errors.run([&] { gather(*buffers[v % 2], v); });
         if (errors.failed()) {
           relay.stop();
           break;
@@ -165,6 +153,35 @@ void for_each_window(const Dataset& data, std::span<const Index> order, int batc
     }
   }
   errors.rethrow();
+}
+
+// Calls body(x, y, rows, offset, in_place) over `order` in windows (rows[i]
+// indexes x and y; offset is the position of rows[0] in `order`), or once
+// over the data itself (in_place) when a batch is too big to copy or the
+// rows are already in training order (`in_order`: a copy gathered for the
+// epoch), until body returns false.
+//
+// With `ahead` (a second window), the copying moves to a second thread: while
+// body trains on one window, the helper fills the other with the next rows.
+// The copy was about a fifth of a one-thread epoch on gen-binary; the rows
+// and their order are the same, so the model is too. Windows are then
+// kAheadWindowRows rows, so that the hand-over is rare next to the work
+// between two.
+template <class Body>
+void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
+                     RowWindow& window, Body&& body, bool in_order = false,
+                     RowWindow* ahead = nullptr) {
+  const auto batch = static_cast<std::size_t>(batch_size);
+  if (in_order || !use_windows(data.x, batch)) {
+    body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
+    return;
+  }
+  const std::size_t per = ahead != nullptr ? kAheadWindowRows : kWindowRows;
+  const std::size_t rows = batch * std::max<std::size_t>(1, per / batch);
+  if (ahead != nullptr && order.size() > rows)
+    for_each_window_ahead(data, order, rows, window, *ahead, body);
+  else
+    for_each_window_copied(data, order, rows, window, body);
 }
 
 // Numbers the updates of one thread of a team that takes turns: its i-th
