@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include "bagel/huge_pages.h"
+
 namespace bagel {
 
 namespace {
@@ -66,6 +68,14 @@ void RowWindow::allocate() {
   for (std::size_t& n : part_nnz_) offset += std::exchange(n, offset);
   nnz_ = offset;
   if (indices_.size() < nnz_) {
+    // A whole epoch's copy (the class split) is tens of MB: with 4 KiB pages
+    // its first touch costs thousands of page faults, in the serial part.
+    if (indices_.capacity() < nnz_) {
+      std::vector<Index>().swap(indices_);
+      std::vector<float>().swap(data_);
+      reserve_huge(indices_, nnz_);
+      reserve_huge(data_, nnz_);
+    }
     indices_.resize(nnz_);
     data_.resize(nnz_);
   }
