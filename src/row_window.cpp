@@ -67,17 +67,21 @@ void RowWindow::allocate() {
   std::size_t offset = 0;
   for (std::size_t& n : part_nnz_) offset += std::exchange(n, offset);
   nnz_ = offset;
-  if (indices_.size() < nnz_) {
-    // A whole epoch's copy (the class split) is tens of MB: with 4 KiB pages
-    // its first touch costs thousands of page faults, in the serial part.
-    if (indices_.capacity() < nnz_) {
-      std::vector<Index>().swap(indices_);
-      std::vector<float>().swap(data_);
-      reserve_huge(indices_, nnz_);
-      reserve_huge(data_, nnz_);
-    }
-    indices_.resize(nnz_);
-    data_.resize(nnz_);
+  if (room_ < nnz_) {
+    // Neither zero-filled nor touched here: a whole epoch's copy (the class
+    // split) is tens of MB, and its pages are first touched by the threads
+    // that copy the rows, in huge pages where the kernel grants them. Room
+    // for half as many again as the last: windows of a fixed row count vary
+    // in size, and a run should reallocate a few times, as std::vector would.
+    const std::size_t room = room_ == 0 ? nnz_ : std::max(nnz_, room_ + room_ / 2);
+    indices_.reset();
+    data_.reset();
+    room_ = 0;
+    indices_ = std::make_unique_for_overwrite<Index[]>(room);
+    data_ = std::make_unique_for_overwrite<float[]>(room);
+    room_ = room;
+    advise_huge_pages(indices_.get(), room * sizeof(Index));
+    advise_huge_pages(data_.get(), room * sizeof(float));
   }
 }
 
@@ -94,15 +98,15 @@ void RowWindow::copy_part(const CsrMatrix& x, std::span<const Index> rows, int p
     const auto count = static_cast<std::size_t>(indptr[r + 1]) - from;
     indptr_[b + 1] += offset;
     const auto to = static_cast<std::size_t>(indptr_[b + 1]) - count;
-    std::memcpy(indices_.data() + to, src_indices + from, count * sizeof(Index));
-    std::memcpy(data_.data() + to, src_data + from, count * sizeof(float));
+    std::memcpy(indices_.get() + to, src_indices + from, count * sizeof(Index));
+    std::memcpy(data_.get() + to, src_data + from, count * sizeof(float));
   }
 }
 
 void RowWindow::finish(Index cols) {
   view_ = CsrMatrix::view(static_cast<Index>(count_), cols, indptr_,
-                          std::span<const Index>(indices_).first(nnz_),
-                          std::span<const float>(data_).first(nnz_));
+                          std::span<const Index>(indices_.get(), nnz_),
+                          std::span<const float>(data_.get(), nnz_));
 }
 
 }  // namespace bagel

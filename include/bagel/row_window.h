@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -43,8 +44,11 @@ class RowWindow {
 
  private:
   std::vector<Index> indptr_{0};
-  std::vector<Index> indices_;
-  std::vector<float> data_;
+  // Not value-initialised (copy_part writes every element): the threads that
+  // copy the rows first touch their pages.
+  std::unique_ptr<Index[]> indices_;
+  std::unique_ptr<float[]> data_;
+  std::size_t room_ = 0;  // the non-zeros indices_ and data_ hold
   std::vector<std::int32_t> labels_;
   std::vector<Index> local_;
   std::vector<std::size_t> part_nnz_;  // non-zeros of each part, then each part's offset
