@@ -2,8 +2,6 @@
 
 #include <omp.h>
 
-#include <atomic>
-
 #if defined(__SSE__)
 #include <xmmintrin.h>
 #endif
@@ -28,17 +26,14 @@ void write_mode(unsigned long) {}
 
 }  // namespace
 
-DenormalsAreZero::DenormalsAreZero(int team_threads) : saved_(read_mode()) {
-  if (team_threads > 1 && !omp_in_parallel()) {
-    // The atomic keeps GCC from dropping a region that does nothing.
-    std::atomic<int> started{0};
-#pragma omp parallel num_threads(team_threads)
-    started.fetch_add(1, std::memory_order_relaxed);
-  }
+DenormalsAreZero::DenormalsAreZero(int team_threads)
+    : saved_(read_mode()),
+      end_pool_(team_threads > 1 && (saved_ & kFlushBits) != kFlushBits && !omp_in_parallel()) {
   if ((saved_ & kFlushBits) != kFlushBits) write_mode(saved_ | kFlushBits);
 }
 
 DenormalsAreZero::~DenormalsAreZero() {
+  if (end_pool_) omp_pause_resource_all(omp_pause_soft);
   if ((saved_ & kFlushBits) != kFlushBits) write_mode(saved_);
 }
 

@@ -65,8 +65,9 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   const Schedule schedule(c, steps_per_epoch * c.epochs);
   train::BatchScratch scratch(c.batch_size, layer.outputs(), model.head());
   RowWindow window;
-  RowWindow ahead;  // the window a second core fills meanwhile (plan.gather_ahead)
-  RowWindow* const gather_ahead = plan.gather_ahead ? &ahead : nullptr;
+  std::optional<train::CopyAhead> ahead;  // a second core copying the rows (plan.gather_ahead)
+  if (plan.gather_ahead) ahead.emplace();
+  train::CopyAhead* const gather_ahead = ahead ? &*ahead : nullptr;
   std::int64_t step = 0;
   const int threads = plan.threads;
   std::optional<train::Replicas> replicas;
@@ -420,8 +421,9 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
 
 // The largest team training will open: the training threads, and all cores
 // when it evaluates a valid set or calibrates the rate on several threads.
-// 1 when it opens none, so that a small single-threaded run does not wake
-// every worker (under load each wake may wait for a time slice).
+// Above 1, the guard ends OpenMP's pool when training ends (float_env.h);
+// 1 when it opens none, so that a small single-threaded run leaves the
+// caller's pool as it was.
 int team_threads(const OptimizerConfig& c, const TrainPlan& plan, const Dataset* valid) {
   const int training = plan.threads;
   const bool all_cores = valid != nullptr || (c.learning_rate <= 0 && c.threads != 1);

@@ -13,6 +13,7 @@
 
 #include "bagel/float_env.h"
 #include "bagel/predict.h"
+#include "bagel/train_plan.h"
 #include "bagel/trainer.h"
 #include "train_helpers.h"
 
@@ -128,6 +129,27 @@ TEST(DenormalsAreZero, NoThreadKeepsTheModeAfterTrainingReturns) {
   // own parallel code afterwards.
   const Dataset d = tiny_values(4000);
   train_sparse(d, 2, plan(2, false, DeterministicMethod::kExact));
+  EXPECT_FALSE(DenormalsAreZero::active());
+  EXPECT_FALSE(any_worker_flushes());
+}
+
+TEST(DenormalsAreZero, NoThreadKeepsTheModeAfterTheSplitClassesEvaluatedEachEpoch) {
+  // The split classes' team ends OpenMP's pool before each of its runs
+  // (train/thread_team.h), and the valid set's evaluation after each epoch
+  // starts new pool threads from the flushing training thread: none of
+  // them may outlive training.
+  const Dataset train = synthetic(8, 4000, 1);
+  const Dataset valid = synthetic(8, 9000, 2);  // over 2^18 non-zeros: predict uses its threads
+  OptimizerConfig c = plan(2, true, DeterministicMethod::kAverage);
+  c.epochs = 2;
+  std::vector<std::string> names;
+  for (int i = 0; i < 8; ++i) names.push_back(std::to_string(i));
+  Model m = Model::zeros(names, true, train.x.cols(), Head::kOneVsRest);
+  Progress quiet(Progress::Mode::kQuiet, std::cerr);
+  const TrainingSummary s = train_model(m, train, &valid, c, LayerKind::kSparse, quiet);
+  ASSERT_EQ(s.plan.strategy, ParallelStrategy::kClassShards) << s.plan.describe();
+  ASSERT_EQ(s.history.size(), 2u);
+  EXPECT_TRUE(s.history[0].valid.has_value());
   EXPECT_FALSE(DenormalsAreZero::active());
   EXPECT_FALSE(any_worker_flushes());
 }

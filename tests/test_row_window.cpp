@@ -203,7 +203,8 @@ struct Visit {
 
 Visit visit(const Dataset& d, std::span<const Index> order, bool ahead, std::size_t stop_after,
             bool throw_at_stop = false) {
-  RowWindow window, second;
+  RowWindow window;
+  train::CopyAhead second;
   Visit v;
   train::for_each_window(
       d, order, 1, window,
@@ -232,8 +233,8 @@ TEST(RowWindow, TheHelperHandsOverEveryRowInOrderAndStopsWhenAsked) {
   EXPECT_EQ(visit(d, order, true, 2).offsets, (std::vector<std::size_t>{0, 2048}));
   // An exception in the body reaches the caller, after the region.
   EXPECT_THROW(visit(d, order, true, 3, true), std::runtime_error);
-  // Inside another parallel region there is no second thread: the caller
-  // copies each window itself, with the same result.
+  // Inside another parallel region the helper is the team's own thread
+  // all the same, with the same result.
   std::vector<Visit> nested(2);
 #pragma omp parallel for num_threads(2)
   for (int t = 0; t < 2; ++t) nested[static_cast<std::size_t>(t)] = visit(d, order, true, SIZE_MAX);

@@ -13,11 +13,14 @@ namespace bagel {
 
 //
 // OpenMP worker threads copy the floating-point mode of the thread that
-// creates them (Linux threads inherit it), so a team started while the mode
-// is set would keep it after bagel returns. A guard that will open parallel
-// regions of up to `team_threads` threads therefore first starts a team that
-// large in the caller's mode; each region then sets and restores the mode in
-// its own threads with a guard of its own.
+// creates them (Linux threads inherit it), so workers started while the
+// mode is set would keep it after bagel returns, in the caller's own
+// parallel code. A guard under which parallel regions of up to
+// `team_threads` threads may open therefore ends OpenMP's pool when it
+// ends (omp_pause_resource_all), so that no thread started inside
+// outlives it; the caller's next region starts new ones in its own mode.
+// Each region sets and restores the mode in its own threads with a guard
+// of its own.
 class DenormalsAreZero {
  public:
   explicit DenormalsAreZero(int team_threads = 1);
@@ -30,6 +33,7 @@ class DenormalsAreZero {
 
  private:
   unsigned long saved_;
+  bool end_pool_;
 };
 
 }  // namespace bagel

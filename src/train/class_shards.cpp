@@ -1,7 +1,5 @@
 #include "train/class_shards.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -54,7 +52,10 @@ void group_labels(std::span<const std::int32_t> labels, int first, int k,
 
 ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const TrainPlan& plan,
                          const Dataset& data, double max_copy_bytes)
-    : k_(model.num_outputs), features_(model.num_features), data_(&data) {
+    : k_(model.num_outputs),
+      features_(model.num_features),
+      team_(static_cast<int>(plan.class_starts.size()) - 1),
+      data_(&data) {
   const std::vector<int>& starts = plan.class_starts;
   const int groups = static_cast<int>(starts.size()) - 1;
   if (groups < 1 || starts.back() != k_)
@@ -65,9 +66,7 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
   // Each group's weights allocated, first touched and filled by the thread
   // that trains them: the copies run side by side, and on a machine with
   // several memory nodes the pages land on that thread's.
-  RegionErrors errors;
-#pragma omp parallel for schedule(static, 1) num_threads(groups)
-  for (int s = 0; s < groups; ++s) errors.run([&] {
+  team_.run([&](int s) {
     Shard& sh = shards_[static_cast<std::size_t>(s)];
     sh.first = starts[static_cast<std::size_t>(s)];
     sh.k = starts[static_cast<std::size_t>(s) + 1] - sh.first;
@@ -82,7 +81,6 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
     take_columns(model.weight.data(), k_, sh.first, sh.k, 0, features_, sh.weight.data());
     sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
   });
-  errors.rethrow();
   const double copy_bytes = double(x.nonZeros()) * (sizeof(Index) + sizeof(float)) +
                             double(x.rows()) * (sizeof(Index) + sizeof(std::int32_t));
   gathered_ = groups > 1 && copy_bytes <= max_copy_bytes;
@@ -91,18 +89,20 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
 bool ClassShards::gather_epoch(std::span<const Index> order, int s, RegionErrors& errors) {
   const int groups = static_cast<int>(shards_.size());
   const Dataset& data = *data_;
-#pragma omp single
-  errors.run([&] { epoch_.begin(order.size(), groups); });
+  // Rank 0 sizes and finishes the copy; between, each rank does its part.
+  // Every rank reads failed() only after a barrier, so all leave together.
+  if (s == 0) errors.run([&] { epoch_.begin(order.size(), groups); });
+  team_.barrier();
   if (errors.failed()) return false;
   epoch_.count_part(data.x, data.y, order, s, groups);
-#pragma omp barrier
-#pragma omp single
-  errors.run([&] { epoch_.allocate(); });
+  team_.barrier();
+  if (s == 0) errors.run([&] { epoch_.allocate(); });
+  team_.barrier();
   if (errors.failed()) return false;
   epoch_.copy_part(data.x, order, s, groups);
-#pragma omp barrier
-#pragma omp single
-  errors.run([&] { epoch_.finish(data.x.cols()); });
+  team_.barrier();
+  if (s == 0) errors.run([&] { epoch_.finish(data.x.cols()); });
+  team_.barrier();
   if (errors.failed()) return false;
   // Each group: its labels (relative to its first class, as sh.data's) and
   // the rows' weights, in the epoch's order.
@@ -137,7 +137,6 @@ void ClassShards::restore_averaging(std::span<const float> weight_sum,
 double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfig& c,
                               const Schedule& schedule, std::int64_t& step, DivergenceWatch& watch,
                               Progress& progress) {
-  const int groups = static_cast<int>(shards_.size());
   std::vector<double> loss(shards_.size(), 0.0);
   // Each group's running mean loss; their sum is the model's, for progress.
   std::vector<std::atomic<double>> running(shards_.size());
@@ -146,10 +145,8 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
     watches.push_back(std::make_unique<DivergenceWatch>(watch.limit() * sh.k / k_, &progress));
   std::int64_t taken = 0;
   RegionErrors errors;
-#pragma omp parallel num_threads(groups)
-  {
+  team_.run([&](int s) {
     const DenormalsAreZero flush_denormals;
-    const int s = omp_get_thread_num();
     Shard& sh = shards_[static_cast<std::size_t>(s)];
     const bool gathered = gathered_ && gather_epoch(order, s, errors);
     if (!errors.failed())
@@ -171,7 +168,7 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
         sh.layer->flush();
         if (s == 0) taken = clock.taken;
       });
-  }
+  });
   errors.rethrow();
   step += taken;
   // A group that diverged, or a stop, halts the caller's watch too: the
@@ -191,24 +188,20 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
 void ClassShards::write_model(Model& model) const {
   const int groups = static_cast<int>(shards_.size());
   // Each thread merges one range of features, every group's columns.
-#pragma omp parallel num_threads(groups)
-  {
-    const int s = omp_get_thread_num();
+  team_.run([&](int s) {
     for (const Shard& g : shards_)
       put_columns(g.weight.data(), k_, g.first, g.k, features_ * s / groups, features_ * (s + 1) / groups,
                   model.weight.data());
-  }
+  });
   for (const Shard& sh : shards_) std::copy(sh.bias.begin(), sh.bias.end(), model.bias.begin() + sh.first);
 }
 
 bool ClassShards::weights_finite() const {
-  const int groups = static_cast<int>(shards_.size());
   std::vector<char> finite(shards_.size(), 1);
-#pragma omp parallel for schedule(static, 1) num_threads(groups)
-  for (int s = 0; s < groups; ++s) {
+  team_.run([&](int s) {
     const Shard& sh = shards_[static_cast<std::size_t>(s)];
     finite[static_cast<std::size_t>(s)] = all_finite(sh.weight) && all_finite(sh.bias);
-  }
+  });
   return std::find(finite.begin(), finite.end(), 0) == finite.end();
 }
 

@@ -30,6 +30,7 @@
 #include "bagel/row_window.h"
 #include "bagel/train_plan.h"
 #include "train/epoch_loop.h"
+#include "train/thread_team.h"
 
 namespace bagel::train {
 
@@ -90,13 +91,16 @@ class ClassShards {
   };
   static constexpr std::size_t kPad = 16;
 
-  // The epoch's rows in `order`, gathered by the `groups` threads of the
-  // region (each calls it); then each group's labels and weights for them.
+  // The epoch's rows in `order`, gathered by the team's `groups` ranks
+  // (each calls it); then each group's labels and weights for them.
   // False when an allocation failed (kept in `errors`).
   bool gather_epoch(std::span<const Index> order, int s, RegionErrors& errors);
 
   int k_;
   Index features_;
+  // One rank a group, the caller's rank 0 (mutable: running work on it
+  // changes nothing of the shards', as in write_model()).
+  mutable ThreadTeam team_;
   const Dataset* data_;   // the training set
   bool gathered_ = false; // epochs read one shared copy of their rows (epoch_)
   RowWindow epoch_;

@@ -17,8 +17,6 @@
 #include <type_traits>
 #include <vector>
 
-#include <omp.h>
-
 #include "bagel/config.h"
 #include "bagel/dataset.h"
 #include "bagel/embedding_bag.h"
@@ -28,6 +26,7 @@
 #include "bagel/row_window.h"
 #include "bagel/schedule.h"
 #include "bagel/trainer.h"
+#include "train/thread_team.h"
 #include "train/touch_log.h"
 #include "train/window_relay.h"
 
@@ -94,6 +93,16 @@ inline bool use_windows(const CsrMatrix& x, std::size_t batch) {
   return double(batch) * (row_bytes + sizeof(Index)) <= kMaxWindowBytes;
 }
 
+// The helper of a one-thread loop that copies its rows ahead
+// (plan.gather_ahead): the second window, which the helper fills while the
+// loop trains on the first, and the team of the two threads, kept for the
+// whole training (an OpenMP region an epoch left its pool spinning between
+// epochs, on a core another process may need: thread_team.h).
+struct CopyAhead {
+  RowWindow window;
+  ThreadTeam team{2};
+};
+
 // for_each_window()'s passes over windows of `rows` rows (a multiple of the
 // batch). In the first, the calling thread copies each window before body
 // trains on it; in the second, a helper thread copies the next window into
@@ -109,21 +118,18 @@ void for_each_window_copied(const Dataset& data, std::span<const Index> order, s
 
 template <class Body>
 void for_each_window_ahead(const Dataset& data, std::span<const Index> order, std::size_t rows,
-                           RowWindow& window, RowWindow& ahead, Body& body) {
+                           RowWindow& window, CopyAhead& ahead, Body& body) {
   auto gather = [&](RowWindow& into, int w) {
     const std::size_t w0 = static_cast<std::size_t>(w) * rows;
     into.gather(data.x, data.y, order.subspan(w0, std::min(rows, order.size() - w0)));
   };
-  RowWindow* buffers[2] = {&window, &ahead};
+  RowWindow* buffers[2] = {&window, &ahead.window};
   const auto windows = static_cast<int>((order.size() + rows - 1) / rows);
   gather(window, 0);
   WindowRelay relay(windows);
   RegionErrors errors;
-#pragma omp parallel num_threads(2)
-  {
-    // Inside another region this is the loop's thread alone, and it claims
-    // every window itself.
-    if (omp_get_thread_num() == 0) {
+  ahead.team.run([&](int rank) {
+    if (rank == 0) {
       for (int w = 0; w < windows; ++w) {
         RowWindow& now = *buffers[w % 2];
         errors.run([&] {
@@ -151,7 +157,7 @@ void for_each_window_ahead(const Dataset& data, std::span<const Index> order, st
         relay.copied(v);
       }
     }
-  }
+  });
   errors.rethrow();
 }
 
@@ -161,7 +167,7 @@ void for_each_window_ahead(const Dataset& data, std::span<const Index> order, st
 // rows are already in training order (`in_order`: a copy gathered for the
 // epoch), until body returns false.
 //
-// With `ahead` (a second window), the copying moves to a second thread: while
+// With `ahead` (CopyAhead), the copying moves to a second thread: while
 // body trains on one window, the helper fills the other with the next rows.
 // The copy was about a fifth of a one-thread epoch on gen-binary; the rows
 // and their order are the same, so the model is too. Windows are then
@@ -170,7 +176,7 @@ void for_each_window_ahead(const Dataset& data, std::span<const Index> order, st
 template <class Body>
 void for_each_window(const Dataset& data, std::span<const Index> order, int batch_size,
                      RowWindow& window, Body&& body, bool in_order = false,
-                     RowWindow* ahead = nullptr) {
+                     CopyAhead* ahead = nullptr) {
   const auto batch = static_cast<std::size_t>(batch_size);
   if (in_order || !use_windows(data.x, batch)) {
     body(data.x, std::span<const std::int32_t>(data.y), order, std::size_t{0}, true);
@@ -350,7 +356,7 @@ template <class Layer, class Report>
 inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index> order, int batch_size,
                  const Schedule& schedule, StepClock& clock, BatchScratch& scratch,
                  RowWindow& window, DivergenceWatch& watch, Report&& report, int thread = 0,
-                 bool in_order = false, RowWindow* ahead = nullptr) {
+                 bool in_order = false, CopyAhead* ahead = nullptr) {
   const int k = layer.outputs();
   double loss_sum = 0;
   std::int64_t limited = 0;
@@ -414,7 +420,7 @@ template <class Layer>
 inline double run_epoch_single(Layer& layer, const Dataset& data, std::span<const Index> order,
                         int batch_size, const Schedule& schedule, std::int64_t& step,
                         BatchScratch& scratch, RowWindow& window, DivergenceWatch& watch,
-                        Progress& progress, RowWindow* ahead = nullptr) {
+                        Progress& progress, CopyAhead* ahead = nullptr) {
   StepClock clock{step};
   const double loss = run_epoch(layer, data, order, batch_size, schedule, clock, scratch, window,
                                 watch, [&](std::size_t done, double mean) {
