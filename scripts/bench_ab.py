@@ -14,6 +14,12 @@ A side is a bagel binary, --set overrides and environment settings:
   scripts/bench_ab.py --a-set optimizer.threads=1 --repeat 9 --sets dict-lang,man-section
   scripts/bench_ab.py --b-env OMP_WAIT_POLICY=passive --repeat 7
 
+With --together N each side starts N identical runs at once (several users of
+one machine, a shell loop with &) and the report adds the wall time from the
+first start to the last end; B faster then counts by that time:
+
+  scripts/bench_ab.py --a-set optimizer.threads=1 --together 2 --repeat 5
+
 On a shared machine the medians of 7 runs of the same binary can differ by
 10-20% (README §9): ratios under ~1.1x need many repetitions and a look at the
 count of faster runs. Writes OUT/ab.md and OUT/results.json.
@@ -29,6 +35,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -53,8 +60,8 @@ class Side:
         parts = [self.bagel] + [f"--set {o}" for o in self.overrides] + env
         return " ".join(parts)
 
-    def train(self, data: DataSet, folder: Path) -> dict:
-        """Trains quietly into folder/model; the timings and plan of model.json."""
+    def start(self, data: DataSet, folder: Path) -> subprocess.Popen:
+        """Starts a quiet run into folder/model."""
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         config = {"train": {"features": str(data.path("train", "npz").resolve()),
@@ -64,16 +71,31 @@ class Side:
         cmd = [self.bagel, "train", "--config", str(folder / "config.json"), "--quiet"]
         for o in self.overrides:
             cmd += ["--set", o]
-        run = subprocess.run(cmd, env=self.env, capture_output=True, text=True)
+        return subprocess.Popen(cmd, env=self.env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+
+    def finish(self, data: DataSet, folder: Path, run: subprocess.Popen) -> dict:
+        """Waits for a run; the timings and plan of its model.json."""
+        _, stderr = run.communicate()
         if run.returncode != 0:
             raise SystemExit(f"{data.name}, side {self.name}: exit status {run.returncode}: "
-                             f"{run.stderr.strip()}")
+                             f"{stderr.strip()}")
         training = json.loads((folder / "model" / "model.json").read_text())["training"]
         plan = training.get("plan", {})
         return {"loop_s": sum(e["seconds"] for e in training["history"]),
                 "train_s": training["train_seconds"],
                 "plan": f"{plan.get('strategy', '?')} x{plan.get('threads', '?')}"
                         + (", ahead" if plan.get("gather_ahead") else "")}
+
+    def train(self, data: DataSet, folder: Path, together: int = 1) -> dict:
+        """`together` runs at once, into folder, folder.2, folder.3, ...: the
+        first's timings, and wall_s from the first start to the last end."""
+        folders = [folder] + [folder.with_name(f"{folder.name}.{i}") for i in range(2, together + 1)]
+        t0 = time.perf_counter()
+        runs = [self.start(data, f) for f in folders]
+        results = [self.finish(data, f, r) for f, r in zip(folders, runs)]
+        results[0]["wall_s"] = time.perf_counter() - t0
+        return results[0]
 
 
 def same_model(a: Path, b: Path) -> bool:
@@ -89,6 +111,8 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=ROOT / "runs" / "bench-ab")
     ap.add_argument("--sets", default="", help="comma-separated subset of the sets in --data")
     ap.add_argument("--repeat", type=int, default=7)
+    ap.add_argument("--together", type=int, default=1,
+                    help="runs of a side started at once (default 1: one at a time)")
     default_bagel = str(ROOT / "build" / "bagel")
     for side in ("a", "b"):
         ap.add_argument(f"--{side}-bagel", default=default_bagel, help=f"side {side.upper()}'s binary")
@@ -99,6 +123,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat: expected at least 1")
+    if args.together < 1:
+        ap.error("--together: expected at least 1")
     if not args.data.is_dir():
         ap.error(f"--data {args.data}: no such folder (scripts/make_bench_data.py builds it)")
 
@@ -114,29 +140,33 @@ def main() -> int:
             got = results.setdefault(name, {"A": [], "B": [], "identical": []})
             for side in order:
                 folder = args.out / name / side.name
-                got[side.name].append(side.train(data, folder))
+                got[side.name].append(side.train(data, folder, args.together))
             got["identical"].append(same_model(args.out / name / "A", args.out / name / "B"))
             a, b = got["A"][-1], got["B"][-1]
             print(f"{name} rep {rep}: A {a['train_s']:.3f}s B {b['train_s']:.3f}s", file=sys.stderr,
                   flush=True)
 
-    lines = [f"{cpu_model()}, {os.cpu_count()} CPUs; medians of {args.repeat} runs, A and B alternating",
+    together = args.together > 1
+    by = "wall_s" if together else "train_s"
+    lines = [f"{cpu_model()}, {os.cpu_count()} CPUs; medians of {args.repeat} runs, A and B alternating"
+             + (f", {args.together} runs of a side at once" if together else ""),
              f"- A: {sides[0].describe(args.a_env)}",
              f"- B: {sides[1].describe(args.b_env)}", "",
-             "| set | loop s, A / B | A / B | train s, A / B | A / B | B faster | same model | plans A / B |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| set | loop s, A / B | A / B | train s, A / B | A / B | "
+             + (f"wall s of {args.together}, A / B | A / B | " if together else "")
+             + "B faster | same model | plans A / B |",
+             "|---|---|---|---|---|" + ("---|---|" if together else "") + "---|---|---|"]
+    keys = ("loop_s", "train_s") + (("wall_s",) if together else ())
     for name, got in results.items():
-        med = {s: {k: statistics.median(r[k] for r in got[s]) for k in ("loop_s", "train_s")}
-               for s in ("A", "B")}
-        faster = sum(b["train_s"] < a["train_s"] for a, b in zip(got["A"], got["B"]))
+        med = {s: {k: statistics.median(r[k] for r in got[s]) for k in keys} for s in ("A", "B")}
+        faster = sum(b[by] < a[by] for a, b in zip(got["A"], got["B"]))
         same = sum(got["identical"])
-        lines.append(
-            f"| {name} | {med['A']['loop_s']:.4f} / {med['B']['loop_s']:.4f} | "
-            f"{med['A']['loop_s'] / med['B']['loop_s']:.3f}x | "
-            f"{med['A']['train_s']:.4f} / {med['B']['train_s']:.4f} | "
-            f"{med['A']['train_s'] / med['B']['train_s']:.3f}x | {faster} of {args.repeat} | "
-            f"{'yes' if same == args.repeat else f'{same} of {args.repeat}'} | "
-            f"{got['A'][0]['plan']} / {got['B'][0]['plan']} |")
+        cells = [name] + [c for k in keys for c in (
+            f"{med['A'][k]:.4f} / {med['B'][k]:.4f}", f"{med['A'][k] / med['B'][k]:.3f}x")]
+        cells += [f"{faster} of {args.repeat}",
+                  "yes" if same == args.repeat else f"{same} of {args.repeat}",
+                  f"{got['A'][0]['plan']} / {got['B'][0]['plan']}"]
+        lines.append("| " + " | ".join(cells) + " |")
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "results.json").write_text(json.dumps(results, indent=1) + "\n")
     (args.out / "ab.md").write_text("\n".join(lines) + "\n")
