@@ -1,7 +1,5 @@
 #include "train/replicas.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -147,7 +145,7 @@ MomentumDecay::MomentumDecay(int copies)
 
 Replicas::Replicas(const Model& model, const OptimizerConfig& c, const TrainPlan& plan)
     : threads_(plan.threads), blocks_(plan.blocks_per_epoch), sparse_(plan.sparse_sync),
-      k_(model.num_outputs), decay_(plan.threads) {
+      k_(model.num_outputs), decay_(plan.threads), team_(plan.threads) {
   const std::size_t copies = static_cast<std::size_t>(std::max(threads_ - 1, 0));
   weight_.reserve(copies);
   bias_.reserve(copies);
@@ -258,12 +256,10 @@ double Replicas::run_epoch(EmbeddingBagLayer& layer0, Model& model, const Datase
   const std::size_t n = order.size();
   std::vector<double> loss(static_cast<std::size_t>(threads_), 0.0);
   std::vector<float> scales(static_cast<std::size_t>(threads_), 1.0f);
-  std::int64_t steps = 0;
+  std::vector<std::int64_t> steps(static_cast<std::size_t>(threads_), 0);
   RegionErrors errors;
-#pragma omp parallel num_threads(threads_) reduction(+ : steps)
-  {
+  team_.run([&](int rank) {
     const DenormalsAreZero flush_denormals;
-    const int rank = omp_get_thread_num();
     EmbeddingBagLayer& own = rank == 0 ? layer0 : layers_[static_cast<std::size_t>(rank - 1)];
     TouchLog* log = sparse_ ? &logs_[static_cast<std::size_t>(rank)] : nullptr;
     LoggedLayer layer{own, log};
@@ -273,7 +269,7 @@ double Replicas::run_epoch(EmbeddingBagLayer& layer0, Model& model, const Datase
     RowWindow window;
     StepClock clock{step, threads_, rank};
     const std::size_t lo = n * rank / threads_, hi = n * (rank + 1) / threads_;
-#pragma omp barrier  // rank 0 trains on the model's arrays: copies first
+    team_.barrier();  // rank 0 trains on the model's arrays: copies first
     for (int b = 0; b < blocks_; ++b) {
       const std::size_t a = lo + (hi - lo) * b / blocks_, e = lo + (hi - lo) * (b + 1) / blocks_;
       // Every thread takes every block's barriers, stopped or not.
@@ -286,17 +282,17 @@ double Replicas::run_epoch(EmbeddingBagLayer& layer0, Model& model, const Datase
               });
         });
       scales[rank] = own.take_scale();
-#pragma omp barrier
+      team_.barrier();
       combine(model, rank, scales);
-#pragma omp barrier
-#pragma omp single
-      ++block_;
+      team_.barrier();
+      if (rank == 0) ++block_;
+      team_.barrier();
     }
-    steps += clock.taken;
-  }
+    steps[static_cast<std::size_t>(rank)] = clock.taken;
+  });
   errors.rethrow();
   copies_current_ = true;
-  step += steps;
+  for (const std::int64_t taken : steps) step += taken;
   double total = 0;
   for (const double l : loss) total += l;
   return total;

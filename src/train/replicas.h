@@ -37,6 +37,7 @@
 #include "bagel/model.h"
 #include "bagel/train_plan.h"
 #include "train/epoch_loop.h"
+#include "train/thread_team.h"
 #include "train/touch_log.h"
 
 namespace bagel::train {
@@ -105,6 +106,7 @@ class Replicas {
   std::uint32_t moved_bias_ = 0;
   std::uint32_t block_ = 1;                        // blocks so far, from 1
   bool copies_current_ = false;                    // the copies hold the model
+  ThreadTeam team_;                                // rank r trains copy r (0: the model's)
 };
 
 }  // namespace bagel::train
