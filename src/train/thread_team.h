@@ -1,6 +1,8 @@
-// A fixed team of threads that sleep while they wait, for the split classes
-// (class_shards.h): the caller is rank 0 and `size() - 1` threads of the
-// team's own are the others, for as long as the team lives.
+// A fixed team of threads that sleep while they wait, for the training
+// loops that run on several threads by default (the split classes,
+// class_shards.h; the replicas, replicas.h; the helper that copies rows
+// ahead, CopyAhead in epoch_loop.h): the caller is rank 0 and `size() - 1`
+// threads of the team's own are the others, for as long as the team lives.
 //
 // Why not an OpenMP region an epoch: GNU OpenMP spins a waiting thread (at
 // a barrier, at the end of a region, and in its pool between regions) for
