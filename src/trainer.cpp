@@ -75,7 +75,10 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   // and `layer` (the model's arrays) only receives the merged result.
   std::optional<train::ClassShards> shards;
   std::vector<Index> feature_bounds;  // exact: each thread's features
+  std::optional<train::ThreadTeam> team;  // Hogwild's and exact's threads
   if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+    if (plan.strategy == ParallelStrategy::kHogwild || plan.strategy == ParallelStrategy::kExact)
+      team.emplace(threads);
     if (plan.strategy == ParallelStrategy::kHogwild) layer.set_threads(threads);
     if (plan.strategy == ParallelStrategy::kExact)
       feature_bounds = split_by_counts(train.x, layer.num_features(), threads);
@@ -182,10 +185,10 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
           break;
         case ParallelStrategy::kExact:
           loss_sum = train::run_epoch_exact(layer, model.head(), train, order, c, schedule, step, feature_bounds,
-                                            watch, progress);
+                                            *team, watch, progress);
           break;
         case ParallelStrategy::kHogwild:
-          loss_sum = train::run_epoch_hogwild(layer, model.head(), train, order, c, schedule, step, threads,
+          loss_sum = train::run_epoch_hogwild(layer, model.head(), train, order, c, schedule, step, *team,
                                               watch, progress);
           break;
         case ParallelStrategy::kClassShards:

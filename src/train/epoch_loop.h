@@ -430,16 +430,16 @@ inline double run_epoch_single(Layer& layer, const Dataset& data, std::span<cons
   return loss;
 }
 
-// Lock-free threads on shared weights (hogwild.cpp).
+// Lock-free threads on shared weights (hogwild.cpp), one a rank of `team`.
 double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& data,
                          std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
-                         int threads, DivergenceWatch& watch, Progress& progress);
+                         ThreadTeam& team, DivergenceWatch& watch, Progress& progress);
 
-// Each mini-batch split over the threads, bit for bit one thread's model
-// (exact.cpp); feature_bounds from split_by_counts().
+// Each mini-batch split over the team's threads, bit for bit one thread's
+// model (exact.cpp); feature_bounds from split_by_counts(), one range a rank.
 double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
                        std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
-                       std::span<const Index> feature_bounds, DivergenceWatch& watch,
-                       Progress& progress);
+                       std::span<const Index> feature_bounds, ThreadTeam& team,
+                       DivergenceWatch& watch, Progress& progress);
 
 }  // namespace bagel::train

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <algorithm>
 
 #include "bagel/float_env.h"
@@ -16,9 +14,9 @@ namespace bagel::train {
 // thread: the model is bit-identical to the single-threaded one.
 double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
                        std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
-                       std::span<const Index> feature_bounds, DivergenceWatch& watch,
-                       Progress& progress) {
-  const int threads = static_cast<int>(feature_bounds.size()) - 1;
+                       std::span<const Index> feature_bounds, ThreadTeam& team,
+                       DivergenceWatch& watch, Progress& progress) {
+  const int threads = team.size();
   const int k = layer.outputs();
   const std::size_t n = order.size();
   const auto batch = static_cast<std::size_t>(c.batch_size);
@@ -36,10 +34,8 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
   float coef = 0;
   double eta = 0;
   RegionErrors errors;
-#pragma omp parallel num_threads(threads)
-  {
+  team.run([&](int tid) {
     const DenormalsAreZero flush_denormals;
-    const int tid = omp_get_thread_num();
     const Index f_lo = feature_bounds[tid], f_hi = feature_bounds[tid + 1];
     for (std::size_t w0 = 0; w0 < n; w0 += window_rows) {
       const std::span<const Index> part = order.subspan(w0, std::min(window_rows, n - w0));
@@ -48,19 +44,19 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
       std::span<const Index> all = part;
       if (windows) {
         // A failed allocation stops every thread at the same point: the
-        // flag is read after the single's barrier, before the next one.
-#pragma omp single
-        errors.run([&] { window.begin(part.size(), threads); });
+        // flag is read after rank 0's barrier, before the next one.
+        if (tid == 0) errors.run([&] { window.begin(part.size(), threads); });
+        team.barrier();
         if (errors.failed()) break;
         window.count_part(data.x, data.y, part, tid, threads);
-#pragma omp barrier
-#pragma omp single
-        errors.run([&] { window.allocate(); });
+        team.barrier();
+        if (tid == 0) errors.run([&] { window.allocate(); });
+        team.barrier();
         if (errors.failed()) break;
         window.copy_part(data.x, part, tid, threads);
-#pragma omp barrier
-#pragma omp single
-        errors.run([&] { window.finish(data.x.cols()); });
+        team.barrier();
+        if (tid == 0) errors.run([&] { window.finish(data.x.cols()); });
+        team.barrier();
         if (errors.failed()) break;
         x = &window.matrix();
         y = window.labels();
@@ -71,11 +67,11 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
         const std::span<const Index> rows = all.subspan(begin, count);
         if (c.l1 > 0) {
           layer.catch_up_range(*x, rows, f_lo, f_hi);
-#pragma omp barrier
+          team.barrier();
         }
         const std::size_t b_lo = count * tid / threads, b_hi = count * (tid + 1) / threads;
         layer.forward_readonly(*x, rows.subspan(b_lo, b_hi - b_lo), scratch.logits.data() + b_lo * k);
-        // The rate of the coming step: `step` changes only in the single below.
+        // The rate of the coming step: `step` changes only in rank 0's part below.
         const double reach = schedule.eta(step + 1) / double(count);
         for (std::size_t b = b_lo; b < b_hi; ++b) {
           float* grad = scratch.grads.data() + b * k;
@@ -85,16 +81,15 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
           row_loss[b] = 0.0;
           weigh_row(loss, grad, k, data.weight, part[begin + b], row_loss[b]);
         }
-#pragma omp barrier
-#pragma omp single
-        {
+        team.barrier();
+        if (tid == 0) {
           eta = schedule.eta(++step);
           coef = layer.begin_step(eta, count);
         }
+        team.barrier();
         layer.scatter_range(*x, rows, scratch.grads.data(), coef, f_lo, f_hi);
-#pragma omp barrier
-#pragma omp single
-        {
+        team.barrier();
+        if (tid == 0) {
           layer.end_step(rows, scratch.grads.data(), eta);
           for (std::size_t b = 0; b < count; ++b) loss_sum += row_loss[b], limited += row_limited[b];
           if (c.l1 <= 0) layer.merge();
@@ -102,24 +97,23 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
           if (((w0 + begin) / batch) % 256 == 0)
             watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done), limited);
         }
+        team.barrier();
         if (c.l1 > 0) {
           layer.catch_up_range(*x, rows, f_lo, f_hi);
-#pragma omp barrier
-        }
-        if (c.l1 > 0) {
-#pragma omp single
-          layer.merge();
+          team.barrier();
+          if (tid == 0) layer.merge();
+          team.barrier();
         }
         const std::size_t done = w0 + begin + count;
         if (tid == 0 && ((w0 + begin) / batch) % 64 == 0)
           progress.update(static_cast<std::int64_t>(done), loss_sum / double(done));
-        // Set only inside the single above, whose barrier every thread has
+        // Set only by rank 0 above, before a barrier every thread has
         // passed since: all threads leave together.
         if (watch.halted()) break;
       }
       if (watch.halted()) break;
     }
-  }
+  });
   errors.rethrow();
   if (n > 0 && !watch.halted()) watch.ok(static_cast<std::int64_t>(n), loss_sum / double(n), limited, true);
   return loss_sum;

@@ -1,5 +1,3 @@
-#include <omp.h>
-
 #include <algorithm>
 #include <optional>
 
@@ -29,7 +27,8 @@ std::size_t hogwild_interval(const OptimizerConfig& c, const Schedule& schedule,
 // rows. Nondeterministic: updates of different threads interleave.
 double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& data,
                          std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule, std::int64_t& step,
-                         int threads, DivergenceWatch& watch, Progress& progress) {
+                         ThreadTeam& team, DivergenceWatch& watch, Progress& progress) {
+  const int threads = team.size();
   const int k = layer.outputs();
   const std::size_t n = order.size();
   const std::size_t interval = hogwild_interval(c, schedule, threads);
@@ -37,12 +36,10 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& dat
   const std::size_t rounds = (slice + interval - 1) / interval;
   const std::int64_t step_base = step;
   std::vector<double> partial_loss(static_cast<std::size_t>(threads), 0.0);
-  std::int64_t steps_total = 0;
+  std::vector<std::int64_t> steps(static_cast<std::size_t>(threads), 0);
   RegionErrors errors;
-#pragma omp parallel num_threads(threads) reduction(+ : steps_total)
-  {
+  team.run([&](int tid) {
     const DenormalsAreZero flush_denormals;
-    const int tid = omp_get_thread_num();
     const std::size_t lo = std::min(n, tid * slice), hi = std::min(n, lo + slice);
     std::optional<BatchScratch> scratch;
     errors.run([&] { scratch.emplace(c.batch_size, k, head); });
@@ -58,9 +55,8 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& dat
                                   clock, *scratch, window, watch, [](std::size_t, double) {}, tid);
         });
       partial_loss[tid] = loss_total;
-#pragma omp barrier
-#pragma omp single
-      {
+      team.barrier();
+      if (tid == 0) {
         layer.merge();
         std::size_t done = 0;  // rows every thread has finished so far
         for (std::size_t t = 0; t < static_cast<std::size_t>(threads); ++t) {
@@ -71,11 +67,12 @@ double run_epoch_hogwild(EmbeddingBagLayer& layer, Head head, const Dataset& dat
         for (const double l : partial_loss) loss += l;
         if (done > 0) progress.update(static_cast<std::int64_t>(done), loss / double(done));
       }
+      team.barrier();
     }
-    steps_total += clock.taken;
-  }
+    steps[static_cast<std::size_t>(tid)] = clock.taken;
+  });
   errors.rethrow();
-  step += steps_total;
+  for (const std::int64_t taken : steps) step += taken;
   double loss_total = 0;
   for (const double l : partial_loss) loss_total += l;
   return loss_total;
