@@ -1,7 +1,7 @@
-// A fixed team of threads that sleep while they wait, for the training
-// loops that run on several threads by default (the split classes,
-// class_shards.h; the replicas, replicas.h; the helper that copies rows
-// ahead, CopyAhead in epoch_loop.h): the caller is rank 0 and `size() - 1`
+// A fixed team of threads that sleep while they wait, for every training
+// loop on several threads (the split classes, class_shards.h; the replicas,
+// replicas.h; Hogwild and "exact"; the helper that copies rows ahead,
+// CopyAhead in epoch_loop.h): the caller is rank 0 and `size() - 1`
 // threads of the team's own are the others, for as long as the team lives.
 //
 // Why not an OpenMP region an epoch: GNU OpenMP spins a waiting thread (at
