@@ -87,23 +87,8 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
 }
 
 bool ClassShards::gather_epoch(std::span<const Index> order, int s, RegionErrors& errors) {
-  const int groups = static_cast<int>(shards_.size());
   const Dataset& data = *data_;
-  // Rank 0 sizes and finishes the copy; between, each rank does its part.
-  // Every rank reads failed() only after a barrier, so all leave together.
-  if (s == 0) errors.run([&] { epoch_.begin(order.size(), groups); });
-  team_.barrier();
-  if (errors.failed()) return false;
-  epoch_.count_part(data.x, data.y, order, s, groups);
-  team_.barrier();
-  if (s == 0) errors.run([&] { epoch_.allocate(); });
-  team_.barrier();
-  if (errors.failed()) return false;
-  epoch_.copy_part(data.x, order, s, groups);
-  team_.barrier();
-  if (s == 0) errors.run([&] { epoch_.finish(data.x.cols()); });
-  team_.barrier();
-  if (errors.failed()) return false;
+  if (!gather_together(epoch_, data, order, s, team_, errors)) return false;
   // Each group: its labels (relative to its first class, as sh.data's) and
   // the rows' weights, in the epoch's order.
   Shard& sh = shards_[static_cast<std::size_t>(s)];

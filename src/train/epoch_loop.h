@@ -103,6 +103,29 @@ struct CopyAhead {
   ThreadTeam team{2};
 };
 
+// The rows `order` of `data` copied into `window` by every rank of `team`
+// together (each calls it with its rank; RowWindow's protocol, row_window.h):
+// rank 0 sizes and finishes the copy, each rank counts and copies its part.
+// Every rank reads failed() only after a barrier, so all return the same:
+// false when an allocation failed (kept in `errors`).
+inline bool gather_together(RowWindow& window, const Dataset& data, std::span<const Index> order,
+                            int rank, ThreadTeam& team, RegionErrors& errors) {
+  const int ranks = team.size();
+  if (rank == 0) errors.run([&] { window.begin(order.size(), ranks); });
+  team.barrier();
+  if (errors.failed()) return false;
+  window.count_part(data.x, data.y, order, rank, ranks);
+  team.barrier();
+  if (rank == 0) errors.run([&] { window.allocate(); });
+  team.barrier();
+  if (errors.failed()) return false;
+  window.copy_part(data.x, order, rank, ranks);
+  team.barrier();
+  if (rank == 0) errors.run([&] { window.finish(data.x.cols()); });
+  team.barrier();
+  return !errors.failed();
+}
+
 // for_each_window()'s passes over windows of `rows` rows (a multiple of the
 // batch). In the first, the calling thread copies each window before body
 // trains on it; in the second, a helper thread copies the next window into

@@ -43,21 +43,7 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
       std::span<const std::int32_t> y = data.y;
       std::span<const Index> all = part;
       if (windows) {
-        // A failed allocation stops every thread at the same point: the
-        // flag is read after rank 0's barrier, before the next one.
-        if (tid == 0) errors.run([&] { window.begin(part.size(), threads); });
-        team.barrier();
-        if (errors.failed()) break;
-        window.count_part(data.x, data.y, part, tid, threads);
-        team.barrier();
-        if (tid == 0) errors.run([&] { window.allocate(); });
-        team.barrier();
-        if (errors.failed()) break;
-        window.copy_part(data.x, part, tid, threads);
-        team.barrier();
-        if (tid == 0) errors.run([&] { window.finish(data.x.cols()); });
-        team.barrier();
-        if (errors.failed()) break;
+        if (!gather_together(window, data, part, tid, team, errors)) break;
         x = &window.matrix();
         y = window.labels();
         all = window.local_rows();
