@@ -47,6 +47,24 @@ void for_each_nfkd(char32_t c, const icu::Normalizer2& normalizer, icu::UnicodeS
   }
 }
 
+// out = the characters of NFKD(text) (for_each_nfkd) that keep() accepts,
+// in UTF-8. ASCII text, which NFKD leaves as it is and both callers keep
+// whole, is copied.
+template <class Keep>
+void nfkd_kept(std::string_view text, std::string& out, Keep keep) {
+  out.clear();
+  if (is_ascii(text)) {
+    out.assign(text);
+    return;
+  }
+  const icu::Normalizer2& normalizer = nfkd();
+  icu::UnicodeString scratch;
+  for (std::size_t i = 0; i < text.size();)
+    for_each_nfkd(next_code_point(text, i), normalizer, scratch, [&](char32_t d) {
+      if (keep(d)) append_utf8(d, out);
+    });
+}
+
 }  // namespace
 
 std::string python_word_set() { return "[" + python_word_chars() + "&&" + python_age_set() + "]"; }
@@ -129,35 +147,14 @@ void python_lower(std::string_view text, std::string& out) {
 }
 
 void strip_accents_unicode(std::string_view text, std::string& out) {
-  out.clear();
-  if (is_ascii(text)) {
-    out.assign(text);
-    return;
-  }
-  const icu::Normalizer2& normalizer = nfkd();
-  icu::UnicodeString scratch;
-  for (std::size_t i = 0; i < text.size();) {
-    for_each_nfkd(next_code_point(text, i), normalizer, scratch, [&](char32_t d) {
-      // unicodedata.combining(d) is 0 for a code point Python does not know.
-      if (!assigned_in_python(d) || u_getCombiningClass(static_cast<UChar32>(d)) == 0)
-        append_utf8(d, out);
-    });
-  }
+  // unicodedata.combining(d) is 0 for a code point Python does not know.
+  nfkd_kept(text, out, [](char32_t d) {
+    return !assigned_in_python(d) || u_getCombiningClass(static_cast<UChar32>(d)) == 0;
+  });
 }
 
 void strip_accents_ascii(std::string_view text, std::string& out) {
-  out.clear();
-  if (is_ascii(text)) {
-    out.assign(text);
-    return;
-  }
-  const icu::Normalizer2& normalizer = nfkd();
-  icu::UnicodeString scratch;
-  for (std::size_t i = 0; i < text.size();) {
-    for_each_nfkd(next_code_point(text, i), normalizer, scratch, [&](char32_t d) {
-      if (d < 0x80) out.push_back(static_cast<char>(d));
-    });
-  }
+  nfkd_kept(text, out, [](char32_t d) { return d < 0x80; });
 }
 
 }  // namespace bagel
