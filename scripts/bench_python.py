@@ -15,8 +15,9 @@ sklearn, bagel, ...) so that a busy machine slows both alike; the table
 gives the median and range of the repeats, the ratio of the medians, test
 accuracy and the passes each made over the data (n_iter_: bagel's epochs;
 SGDClassifier's stop on its tol, per class, and n_iter_ is the most of
-them), with the ratio of the time a pass. predict_proba on one row is timed over many calls, for a row
-as CountVectorizer.transform gives it and for a float32 row.
+them), with the ratio of the time a pass. predict_proba on one row is timed
+over many calls, for a row as CountVectorizer.transform gives it and for a
+float32 row.
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ def main() -> int:
     a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({
         "set": a.set, "info": json.loads((folder / "info.json").read_text()),
-        "fits": summary, "speedup": ratio, "speedup_per_pass": per_pass, "bagel_time_split": split, "predict_proba_one_row_us": overhead,
+        "fits": summary, "speedup": ratio, "speedup_per_pass": per_pass, "bagel_time_split": split,
+        "predict_proba_one_row_us": overhead,
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "sklearn": sklearn.__version__, "bagel": bagel.__version__},
     }, indent=2) + "\n")
