@@ -145,7 +145,7 @@ void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
                         {"mean_loss", number_or_null(r.mean_loss)}, {"limited_rows", r.limited_rows}});
   const nlohmann::json state = {
       {"format_version", kFormatVersion}, {"epoch", k.epoch}, {"step", k.step},
-      {"learning_rate", k.learning_rate}, {"epochs", k.epochs},
+      {"learning_rate", k.learning_rate}, {"bias_rate", k.bias_rate}, {"epochs", k.epochs},
       {"history", history_json(k.history)}, {"restarts", restarts},
       {"calibration", k.calibration}, {"best_loss", number_or_null(k.best_loss)},
       {"best_epoch", k.best_epoch}, {"bad_epochs", k.bad_epochs},
@@ -202,6 +202,7 @@ TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::js
     k.epoch = s.at("epoch").get<int>();
     k.step = s.at("step").get<std::int64_t>();
     k.learning_rate = s.at("learning_rate").get<double>();
+    k.bias_rate = s.value("bias_rate", 1.0);  // absent: saved before it existed, when it was 1
     k.epochs = s.at("epochs").get<int>();
     k.history = history_from(s.at("history"));
     for (const auto& r : s.at("restarts"))

@@ -172,8 +172,7 @@ int parse_auto_int(JsonReader& r, const std::string& key, std::int64_t lo, std::
 }
 
 // "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
-double parse_learning_rate(JsonReader& r) {
-  const std::string key = "learning_rate";
+double parse_auto_positive(JsonReader& r, const std::string& key) {
   if (r.has(key) && r.raw(key).is_string()) {
     const std::string text = r.raw(key).get<std::string>();
     require(text == "auto", r.field(key), "expected a number > 0 or \"auto\", found \"" + text + "\"");
@@ -188,7 +187,11 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   OptimizerConfig o;
   const auto lim = std::numeric_limits<int>::max();
   o.epochs = parse_auto_int(r, "epochs", 1, lim);
-  o.learning_rate = parse_learning_rate(r);
+  o.learning_rate = parse_auto_positive(r, "learning_rate");
+  if (const double bias_rate = parse_auto_positive(r, "bias_rate"); bias_rate > 0) {
+    o.bias_rate = bias_rate;
+    o.bias_rate_auto = false;
+  }
   o.schedule = parse_schedule(r.get_string("schedule", to_string(o.schedule)), r.field("schedule"));
   o.power_t = r.get_number("power_t", o.power_t);
   require(o.power_t >= 0, r.field("power_t"), "expected a number >= 0");
@@ -294,7 +297,9 @@ nlohmann::json resolved_json(const TrainConfig& c) {
   const nlohmann::json rate =
       o.learning_rate > 0 ? nlohmann::json(o.learning_rate) : nlohmann::json("auto");
   const nlohmann::json epochs = o.epochs > 0 ? nlohmann::json(o.epochs) : nlohmann::json("auto");
-  j["optimizer"] = {{"epochs", epochs}, {"learning_rate", rate},
+  const nlohmann::json bias_rate =
+      o.bias_rate_auto ? nlohmann::json("auto") : nlohmann::json(o.bias_rate);
+  j["optimizer"] = {{"epochs", epochs}, {"learning_rate", rate}, {"bias_rate", bias_rate},
                     {"schedule", to_string(o.schedule)}, {"power_t", o.power_t},
                     {"batch_size", o.batch_size}, {"l2", o.l2}, {"l1", o.l1},
                     {"seed", o.seed}, {"shuffle", o.shuffle}, {"threads", o.threads},

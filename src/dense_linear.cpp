@@ -18,8 +18,8 @@ void densify_rows(const CsrMatrix& x, std::span<const Index> rows, Index width,
   }
 }
 
-DenseLinearLayer::DenseLinearLayer(Model& model, double l2, double l1)
-    : model_(model), l2_(l2), l1_(l1) {
+DenseLinearLayer::DenseLinearLayer(Model& model, double l2, double l1, double bias_rate)
+    : model_(model), l2_(l2), l1_(l1), bias_rate_(bias_rate) {
   const Eigen::Index f = model.num_features, k = model.num_outputs;
   // The model stores E (F, K) row-major; W = E.T is (K, F).
   weight_ = Eigen::Map<const RowMajorMatrix>(model.weight.data(), f, k).transpose();
@@ -50,8 +50,9 @@ void DenseLinearLayer::step(const CsrMatrix& /*x*/, std::span<const Index> rows,
       return w > 0 ? std::max(0.0f, w - shrink) : std::min(0.0f, w + shrink);
     });
   }
+  const double bias_eta = eta * bias_rate_;
   for (Eigen::Index i = 0; i < weight_.rows(); ++i)
-    bias_[i] = static_cast<float>(bias_[i] - eta * g.col(i).cast<double>().sum() / double(b));
+    bias_[i] = static_cast<float>(bias_[i] - bias_eta * g.col(i).cast<double>().sum() / double(b));
   if (averaging_) {
     avg_sum_ += weight_.cast<double>();
     avg_bias_ += bias_.cast<double>();

@@ -71,14 +71,16 @@ detail::BagKernels detail::BagKernels::for_outputs(int k) {
 }
 
 EmbeddingBagLayer::EmbeddingBagLayer(std::span<float> weight, std::span<float> bias,
-                                     Index num_features, int outputs, double l2, double l1)
+                                     Index num_features, int outputs, double l2, double l1,
+                                     double bias_rate)
     : weight_(weight),
       bias_(bias),
       num_features_(num_features),
       outputs_(outputs),
       kernels_(detail::BagKernels::for_outputs(outputs)),
       prefetch_weights_(weight.size() * sizeof(float) >= kPrefetchMinWeightBytes),
-      penalty_(num_features, outputs, l2, l1) {}
+      penalty_(num_features, outputs, l2, l1),
+      bias_rate_(bias_rate) {}
 
 void EmbeddingBagLayer::set_threads(int threads) {
   merge();
@@ -126,7 +128,7 @@ void EmbeddingBagLayer::step(const CsrMatrix& x, std::span<const Index> rows, co
   const float c = static_cast<float>(-eta / (batch * scale));
   for (std::size_t b = 0; b < rows.size(); ++b)
     kernels_.scatter(weight_.data(), k, x.row(rows[b]), grads + b * k, c);
-  step_bias(bias_, grads, rows.size(), eta);
+  step_bias(bias_, grads, rows.size(), eta * bias_rate_);
   if (l1) {
     penalty_.add_l1(thread, eta, scale);
     const double total = penalty_.l1_of(thread);
@@ -167,7 +169,7 @@ void EmbeddingBagLayer::scatter_range(const CsrMatrix& x, std::span<const Index>
 }
 
 void EmbeddingBagLayer::end_step(std::span<const Index> rows, const float* grads, double eta) {
-  step_bias(bias_, grads, rows.size(), eta);
+  step_bias(bias_, grads, rows.size(), eta * bias_rate_);
   if (penalty_.has_l1()) penalty_.add_l1(0, eta, penalty_.scale_of(0));
 }
 

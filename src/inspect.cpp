@@ -136,6 +136,7 @@ nlohmann::ordered_json training_summary(const Model& model) {
       {"best_epoch", "/training/best_epoch"},
       {"stopped_early", "/training/stopped_early"},
       {"learning_rate", "/training/learning_rate"},
+      {"bias_rate", "/training/bias_rate"},
       {"schedule", "/config/optimizer/schedule"},
       {"batch_size", "/config/optimizer/batch_size"},
       {"l2", "/config/optimizer/l2"},

@@ -296,7 +296,8 @@ nlohmann::json calibration_to_json(const RateCalibration& c) {
                                                ? nlohmann::json(t.holdout_log_loss)
                                                : nlohmann::json(nullptr)}});
   return {{"rate", c.rate}, {"sample_rows", c.sample_rows},
-          {"mean_squared_norm", c.mean_squared_norm}, {"seconds", c.seconds}, {"trials", trials}};
+          {"mean_squared_norm", c.mean_squared_norm}, {"bias_rate", c.bias_rate},
+          {"seconds", c.seconds}, {"trials", trials}};
 }
 
 nlohmann::json summary_to_json(const TrainingSummary& s) {
@@ -312,7 +313,7 @@ nlohmann::json summary_to_json(const TrainingSummary& s) {
   nlohmann::json out = {{"epochs_run", s.epochs_run}, {"best_epoch", s.best_epoch},
                         {"stopped_early", s.stopped_early}, {"train_seconds", s.seconds},
                         {"epochs", s.epochs}, {"learning_rate", s.learning_rate},
-                        {"average", s.average},
+                        {"bias_rate", s.bias_rate}, {"average", s.average},
                         {"plan", s.plan.to_json()}, {"history", history}};
   if (s.calibration) {
     out["rate_calibration"] = calibration_to_json(*s.calibration);
@@ -337,11 +338,11 @@ TrainingSummary train_at_rate(Model& model, const Dataset& train_data, const Dat
                               Progress& progress, Checkpointing checkpoints = {}) {
   TrainingSummary summary;
   if (layer == LayerKind::kDense) {
-    DenseLinearLayer dense(model, c.l2, c.l1);
+    DenseLinearLayer dense(model, c.l2, c.l1, c.bias_rate);
     summary = train_with(dense, model, train_data, valid, c, plan, progress, checkpoints);
   } else {
     EmbeddingBagLayer sparse(model.weight, model.bias, model.num_features, model.num_outputs, c.l2,
-                             c.l1);
+                             c.l1, c.bias_rate);
     summary = train_with(sparse, model, train_data, valid, c, plan, progress, checkpoints);
   }
   summary.plan = plan;
@@ -406,11 +407,16 @@ std::string diverged_text(const Diverged& d, const OptimizerConfig& c) {
 // run, with the values "auto" resolved to.
 std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
                       const std::optional<RateCalibration>& calibration, const TrainPlan& plan) {
-  char cal[160] = "";
-  if (calibration)
-    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs)",
+  char cal[200] = "";
+  if (calibration) {
+    char bias[80] = "";
+    if (c.bias_rate != 1)
+      std::snprintf(bias, sizeof bias, "; the bias's rate x%s, the rows' mean |x|^2",
+                    rate_text(c.bias_rate).c_str());
+    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs%s)",
                   calibration->trials.size(), static_cast<long long>(calibration->sample_rows),
-                  calibration->seconds);
+                  calibration->seconds, bias);
+  }
   char buf[400];
   std::snprintf(buf, sizeof buf,
                 "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s, l2 %s, batch %d",
@@ -444,6 +450,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
     summary.learning_rate = c.learning_rate;
+    summary.bias_rate = c.bias_rate;
     summary.epochs = c.epochs;
     summary.average = c.average;
     return summary;
@@ -476,6 +483,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
       throw ConfigError("optimizer", "this run cannot be resumed: " + why);
     c.epochs = resume->epochs;
     c.learning_rate = resume->learning_rate;
+    c.bias_rate = resume->bias_rate;
   }
   if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x, c.average);
   if (c.average && c.average_from > c.epochs)
@@ -490,6 +498,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     } else {
       calibration = calibrate_learning_rate(train_data, model.num_classes(), model.head(), c);
       c.learning_rate = calibration->rate;
+      c.bias_rate = calibration->bias_rate;  // bias_rate's own, or "auto" resolved
     }
   }
   progress.message(plan_line(config, c, calibration, plan));
@@ -500,6 +509,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     if (TrainingCheckpoint* k = checkpoints.latest) {
       k->epoch = 0;  // nothing of this attempt yet (a restart drops the last one's)
       k->learning_rate = c.learning_rate;
+      k->bias_rate = c.bias_rate;
       k->epochs = c.epochs;
       k->restarts = restarts;
       k->calibration = calibration       ? calibration_to_json(*calibration)
@@ -510,6 +520,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
       TrainingSummary summary =
           train_at_rate(model, train_data, valid, c, layer, plan, progress, checkpoints);
       summary.learning_rate = c.learning_rate;
+      summary.bias_rate = c.bias_rate;
       summary.epochs = c.epochs;
       summary.average = c.average;
       summary.calibration = std::move(calibration);
@@ -522,9 +533,10 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
         throw Error(what + ": \"optimal\" starts at rate (l2 + l1)^-0.25; raise l2 or use "
                     "another schedule");
       if (static_cast<int>(restarts.size()) == kMaxRestarts)
-        throw Error(what + " after " + std::to_string(kMaxRestarts) +
-                    " restarts at lower rates; check the feature values (scale them) and set "
-                    "optimizer.learning_rate lower, or leave it out (\"auto\")");
+        throw ConfigError("optimizer.learning_rate",
+                          what + " after " + std::to_string(kMaxRestarts) +
+                              " restarts at lower rates; check the feature values (scale them) "
+                              "and set it lower, or leave it out (\"auto\")");
       restarts.push_back({c.learning_rate, d.epoch, d.rows, d.loss, d.limited});
       c.learning_rate /= kRestartFactor;
       progress.warn(what + "; restarting at learning_rate " + rate_text(c.learning_rate));

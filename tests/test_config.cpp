@@ -37,6 +37,9 @@ TEST(Config, DefaultsAndRelativePathsResolveAgainstConfigFolder) {
   EXPECT_EQ(c.resolved["optimizer"]["schedule"], "linear");
   EXPECT_EQ(c.resolved["optimizer"]["epochs"], "auto");
   EXPECT_EQ(c.resolved["optimizer"]["learning_rate"], "auto");
+  EXPECT_TRUE(c.optimizer.bias_rate_auto);
+  EXPECT_EQ(c.optimizer.bias_rate, 1);
+  EXPECT_EQ(c.resolved["optimizer"]["bias_rate"], "auto");
 }
 
 TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
@@ -54,6 +57,16 @@ TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
   doc["optimizer"] = {{"learning_rate", "fast"}};
   EXPECT_NE(error_of(doc).find("optimizer.learning_rate: expected a number > 0 or \"auto\""),
             std::string::npos) << error_of(doc);
+  doc["optimizer"] = {{"bias_rate", 0.01}};
+  const TrainConfig b = parse_train_config(doc, "/b");
+  EXPECT_FALSE(b.optimizer.bias_rate_auto);
+  EXPECT_EQ(b.optimizer.bias_rate, 0.01);
+  EXPECT_EQ(b.resolved["optimizer"]["bias_rate"], 0.01);
+  for (const nlohmann::json& bad : {nlohmann::json(0), nlohmann::json(-1), nlohmann::json("slow")}) {
+    doc["optimizer"] = {{"bias_rate", bad}};
+    EXPECT_NE(error_of(doc).find("optimizer.bias_rate: expected a number > 0 or \"auto\""),
+              std::string::npos) << error_of(doc);
+  }
 }
 
 TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {

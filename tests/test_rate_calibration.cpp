@@ -109,6 +109,79 @@ TEST(RateCalibration, AutoLearnsAtEveryScaleWhereAFixedRateFailsOnOne) {
   EXPECT_GT(worst_auto, worst_old + 0.05) << "auto " << worst_auto << ", constant 0.1 " << worst_old;
 }
 
+TEST(RateCalibration, RowsOfMeanNormBelowAHalfTrainTheSameModelAtEveryScale) {
+  // Counts times 2^-8 and 2^-16 (mean |x|^2 ~ 0.01 and ~2e-7): the rates
+  // differ by 2^16, the bias steps at mean |x|^2 / 64 of the rate, so the bias
+  // moves alike and the weights by the inverse of the scale, bit for bit
+  // (powers of two scale floats exactly). With the bias at the full rate,
+  // it moved 1 / |x|^2 times as far as the weights' part of a logit, and
+  // every rate tried at 2^-16 had its steps clipped.
+  const Dataset base = counts(2, 3000, 5);
+  const Dataset a = scaled(base, 0x1p-8f), b = scaled(base, 0x1p-16f);
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  Model ma = Model::zeros({"0", "1"}, true, base.x.cols());
+  Model mb = ma;
+  const TrainingSummary sa = train_model(ma, a, nullptr, defaults(), LayerKind::kSparse, quiet);
+  const TrainingSummary sb = train_model(mb, b, nullptr, defaults(), LayerKind::kSparse, quiet);
+  ASSERT_TRUE(sa.calibration && sb.calibration);
+  EXPECT_LT(sa.bias_rate, 1.0);
+  EXPECT_EQ(sa.bias_rate, sa.calibration->mean_squared_norm / 64);
+  EXPECT_EQ(sb.bias_rate, sa.bias_rate * 0x1p-16);
+  EXPECT_EQ(sb.learning_rate, sa.learning_rate * 0x1p16);
+  EXPECT_EQ(ma.bias, mb.bias);
+  ASSERT_EQ(ma.weight.size(), mb.weight.size());
+  for (std::size_t i = 0; i < ma.weight.size(); ++i)
+    ASSERT_EQ(mb.weight[i], ma.weight[i] * 0x1p8f) << "weight " << i;
+  // And the model learns as the unscaled rows' does (|x|^2 in the hundreds,
+  // where the bias keeps the rate: bias_rate 1).
+  Model m1 = Model::zeros({"0", "1"}, true, base.x.cols());
+  const TrainingSummary s1 = train_model(m1, base, nullptr, defaults(), LayerKind::kSparse, quiet);
+  EXPECT_EQ(s1.bias_rate, 1.0);
+  EXPECT_GT(accuracy(ma, a), accuracy(m1, base) - 0.02);
+}
+
+TEST(RateCalibration, AnExplicitBiasRateStepsTheBiasAtThatShareOfTheRate) {
+  // One row, one step from zero weights at rate 0.5: the logit is 0, the
+  // gradient sigmoid(0) - y = -0.5 for y = 1, so the bias moves by 0.25 r.
+  Dataset d = scaled(counts(2, 1, 11), 1e-3f);  // rows so small that "auto" would pick its own
+  d.y.assign(1, 1);
+  OptimizerConfig c = defaults();
+  c.learning_rate = 0.5;
+  c.schedule = ScheduleKind::kConstant;
+  c.epochs = 1;
+  std::ostringstream log;
+  Progress quiet(Progress::Mode::kQuiet, log);
+  for (const double r : {1.0, 0.125}) {
+    c.bias_rate = r;
+    c.bias_rate_auto = r == 1.0;
+    Model m = Model::zeros({"0", "1"}, true, d.x.cols());
+    const TrainingSummary s = train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
+    EXPECT_EQ(s.bias_rate, r);
+    EXPECT_EQ(m.bias[0], static_cast<float>(0.25 * r));
+  }
+  // With the rate "auto" too, an explicit bias_rate is the one every
+  // candidate and the run use.
+  c = defaults();
+  c.bias_rate = 0.125;
+  c.bias_rate_auto = false;
+  const Dataset small = scaled(counts(2, 2000, 12), 1e-3f);
+  EXPECT_EQ(calibrate_learning_rate(small, 2, Head::kSoftmax, c).bias_rate, 0.125);
+}
+
+TEST(RateCalibration, RowsBeyondFloatRangeNameTheScaleAndTheKey) {
+  // |x|^2 ~ 1e-46 a row: every rate of 2^k / |x|^2 overflows float32.
+  const Dataset d = scaled(counts(2, 2000, 6), 1e-24f);
+  try {
+    calibrate_learning_rate(d, 2, Head::kSoftmax, defaults());
+    FAIL() << "expected bagel::ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "optimizer.learning_rate");
+    EXPECT_NE(e.message().find("every rate tried"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("mean squared norm is"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RateCalibration, AFewVeryLongRowsLeaveTheModelOfTheOthersAlone) {
   // Count rows plus 1% of them again at 30 times their values (|x|^2 900
   // times the typical: changelog-era's few whole-changelog entries, README
@@ -217,11 +290,11 @@ TEST(DivergenceGuard, GivesUpWithAClearErrorWhenNoRateHelps) {
   Model m = Model::zeros({"0", "1"}, true, d.x.cols());
   try {
     train_model(m, d, nullptr, c, LayerKind::kSparse, quiet);
-    FAIL() << "expected bagel::Error";
-  } catch (const Error& e) {
+    FAIL() << "expected bagel::ConfigError";
+  } catch (const ConfigError& e) {  // names the key, which Python renames to its parameter
     const std::string what = e.what();
+    EXPECT_EQ(e.field(), "optimizer.learning_rate");
     EXPECT_NE(what.find("after 8 restarts"), std::string::npos) << what;
-    EXPECT_NE(what.find("learning_rate"), std::string::npos) << what;
   }
 }
 

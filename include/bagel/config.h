@@ -71,6 +71,9 @@ struct OptimizerConfig {
   ClassWeightSpec class_weight;   // per-class loss weights (sample_weights.h)
   int patience = 0;               // epochs without valid improvement before stopping; 0 = off
   double min_delta = 1e-4;        // improvement of valid log loss that counts
+  double bias_rate = 1;           // the biases' rate over learning_rate
+  bool bias_rate_auto = true;     // "auto", the config's default: 1, or with learning_rate
+                                  // "auto", as the rows' scale asks (rate_calibration.h)
 };
 
 // model.multiclass when the config leaves it out: one-vs-rest, LIBLINEAR's

@@ -32,9 +32,11 @@ void densify_rows(const CsrMatrix& x, std::span<const Index> rows, Index width,
 class DenseLinearLayer {
  public:
   // Copies the model's weights into the Linear layout; flush() copies back.
-  DenseLinearLayer(Model& model, double l2, double l1);
+  // The biases step at `bias_rate` times the weights' rate (OptimizerConfig).
+  DenseLinearLayer(Model& model, double l2, double l1, double bias_rate = 1);
 
   int outputs() const { return static_cast<int>(weight_.rows()); }
+  double bias_rate() const { return bias_rate_; }
 
   // Nothing to prefetch: every step reads the whole matrix anyway.
   void prefetch(const CsrMatrix&, std::span<const Index>) const {}
@@ -62,6 +64,7 @@ class DenseLinearLayer {
   Model& model_;
   double l2_;
   double l1_;
+  double bias_rate_;
   RowMajorMatrix weight_;   // (K, F)
   Eigen::VectorXf bias_;
   RowMajorMatrix batch_;    // densified rows of the current batch

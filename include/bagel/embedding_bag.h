@@ -313,10 +313,12 @@ inline void embedding_bag_forward(const float* weight, const float* bias, int ou
 class EmbeddingBagLayer {
  public:
   // `weight` is (num_features, outputs) row-major; `bias` has `outputs` values.
+  // The biases step at `bias_rate` times the weights' rate (OptimizerConfig).
   EmbeddingBagLayer(std::span<float> weight, std::span<float> bias, Index num_features,
-                    int outputs, double l2, double l1);
+                    int outputs, double l2, double l1, double bias_rate = 1);
 
   int outputs() const { return outputs_; }
+  double bias_rate() const { return bias_rate_; }
   Index num_features() const { return num_features_; }
 
   // Number of concurrent Hogwild threads (merges first).
@@ -333,7 +335,7 @@ class EmbeddingBagLayer {
   // One SGD step on the mean loss of the batch, given dloss/dz per row
   // (rows.size() x outputs):
   //   W <- (1 - eta l2) W - eta mean_b(x_b g_b^T);  W <- shrink(W, eta l1)
-  //   b <- b - eta mean_b(g_b)                       (the bias is not penalised)
+  //   b <- b - eta r mean_b(g_b)   (r: bias_rate(); the bias is not penalised)
   void step(const CsrMatrix& x, std::span<const Index> rows, const float* grads, double eta,
             int thread = 0);
 
@@ -412,6 +414,7 @@ class EmbeddingBagLayer {
   detail::BagKernels kernels_;
   bool prefetch_weights_;           // the weights are big enough to miss the cache (prefetch())
   LazyPenalty penalty_;             // L2 scale, L1 totals, the threads' views
+  double bias_rate_;                // the biases' rate over the weights'
   bool averaging_ = false;
   std::vector<float> avg_sum_;       // A: sum of the weights, lazily (stored units)
   std::vector<double> avg_bias_;     // sum of the biases
@@ -465,7 +468,7 @@ void EmbeddingBagLayer::step_row(RowView row, const float* grad, double eta, int
   const double scale = penalty_.decay(thread, eta);
   const auto c = static_cast<float>(-eta / scale);  // step()'s -eta / (B scale) at B = 1
   scatter_row(weight_.data(), row, grad, c, k);
-  detail::bias_step_one(bias_.data(), grad, eta, k);
+  detail::bias_step_one(bias_.data(), grad, eta * bias_rate_, k);
   if (l1) {
     penalty_.add_l1(thread, eta, scale);
     penalty_.catch_up(weight_.data(), row, penalty_.l1_of(thread));

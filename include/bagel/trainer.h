@@ -57,6 +57,7 @@ struct TrainingSummary {
   double seconds = 0;             // training (with the rate calibration), not loading
   int epochs = 0;                 // planned (optimizer.epochs, "auto" resolved)
   double learning_rate = 0;       // eta0 of the run that finished
+  double bias_rate = 1;           // the biases' rate over learning_rate (OptimizerConfig)
   bool average = false;           // averaged SGD (optimizer.average, "auto" resolved)
   std::optional<RateCalibration> calibration;  // when learning_rate was "auto"
   nlohmann::json calibration_json;             // a resumed run's: the first part's calibration
@@ -78,6 +79,7 @@ struct TrainingCheckpoint {
   int epoch = 0;                    // epochs completed; 0 = none yet
   std::int64_t step = 0;            // updates done
   double learning_rate = 0;         // eta0 in use ("auto" and restarts resolved)
+  double bias_rate = 1;             // the biases' rate over it (OptimizerConfig)
   int epochs = 0;                   // planned ("auto" resolved)
   std::vector<EpochRecord> history;
   std::vector<RateRestart> restarts;

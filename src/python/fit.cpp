@@ -67,9 +67,13 @@ FitResult fit(const FitRequest& r) {
   Progress progress(r.verbose ? Progress::Mode::kLines : Progress::Mode::kQuiet,
                     r.verbose ? std::cerr : warnings);
   std::function<Model()> work = [&] {
-    TrainResult result = r.start ? train(*r.start, config, std::move(data), progress)
-                                 : train(config, std::move(data), progress);
-    return std::move(result.model);
+    try {
+      TrainResult result = r.start ? train(*r.start, config, std::move(data), progress)
+                                   : train(config, std::move(data), progress);
+      return std::move(result.model);
+    } catch (const ConfigError& e) {  // "optimizer.learning_rate: ..." names a parameter here
+      throw ConfigError(parameter_of(e.field()), e.message());
+    }
   };
   FitResult out{run_interruptible<Model>(progress, work), {}};
   std::istringstream lines(warnings.str());

@@ -79,7 +79,7 @@ ClassShards::ClassShards(const Model& model, const OptimizerConfig& c, const Tra
     group_labels(data.y, sh.first, sh.k, sh.data.y);
     sh.data.weight = data.weight;
     take_columns(model.weight.data(), k_, sh.first, sh.k, 0, features_, sh.weight.data());
-    sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1);
+    sh.layer.emplace(sh.weight, sh.bias, features_, sh.k, c.l2, c.l1, c.bias_rate);
   });
   const double copy_bytes = double(x.nonZeros()) * (sizeof(Index) + sizeof(float)) +
                             double(x.rows()) * (sizeof(Index) + sizeof(std::int32_t));

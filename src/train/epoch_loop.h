@@ -225,7 +225,8 @@ struct StepClock {
 
 // kMaxLogitStep (trainer.h): the most a row's own update may move any of
 // its logits. A step of rate eta on a batch of B rows moves output i of a
-// row it learns from by (eta / B) (|x|^2 + 1) g_i, the 1 for the bias: with
+// row it learns from by (eta / B) (|x|^2 + r) g_i, r for the bias (its rate
+// over the weights', OptimizerConfig::bias_rate; 1 but for small rows): with
 // the rate set for the typical row, a row whose |x|^2 is thousands of times
 // larger (a whole changelog among its entries: 3.6 million against a median
 // of 25 on changelog-era, README §9) would move by thousands, and, through
@@ -241,9 +242,10 @@ struct StepClock {
 
 // Clips grad[0..k) so that the row's own update moves each logit at most
 // kMaxLogitStep; `reach` is eta / B, the logit change per unit gradient
-// and unit (|x|^2 + 1). True when any output was clipped.
-inline bool limit_logit_step(float* grad, Width auto k, RowView row, double reach) {
-  const double per_unit = reach * (double(squared_norm(row)) + 1.0);
+// and unit (|x|^2 + bias_rate). True when any output was clipped.
+inline bool limit_logit_step(float* grad, Width auto k, RowView row, double reach,
+                             double bias_rate) {
+  const double per_unit = reach * (double(squared_norm(row)) + bias_rate);
   if (!(per_unit > 0)) return false;
   const auto limit = static_cast<float>(kMaxLogitStep / per_unit);
   // Branch-free, so that the loop vectorises: a clamp is copysign(limit, g)
@@ -419,7 +421,8 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
         float* grad = scratch.grads.data() + b * k;
         const double loss =
             head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
-        limited += limit_logit_step(grad, k, x.row(rows[b]), eta / double(count));
+        limited +=
+            limit_logit_step(grad, k, x.row(rows[b]), eta / double(count), layer.bias_rate());
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
         weigh_row(loss, grad, k, data.weight, order[offset + begin + b], loss_sum);
       }

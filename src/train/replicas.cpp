@@ -154,7 +154,7 @@ Replicas::Replicas(const Model& model, const OptimizerConfig& c, const TrainPlan
     weight_.push_back(huge_vector<float>(model.weight.size()));
     bias_.push_back(std::vector<float>(model.bias.size()));
     layers_.emplace_back(weight_.back(), bias_.back(), model.num_features, model.num_outputs,
-                         c.l2, c.l1);
+                         c.l2, c.l1, c.bias_rate);
   }
   if (sparse_)
     for (int r = 0; r < threads_; ++r) logs_.emplace_back(model.num_features);

@@ -28,7 +28,7 @@ void train_rows_fixed(const RowPass& p, std::size_t begin, std::size_t end, doub
     p.layer.forward_row(row, z, p.thread, k);
     const double eta = p.schedule.eta(p.clock.next());
     const double loss = head_loss_and_grad(z, p.y[p.rows[i]], grad, k, p.scratch.head);
-    limited += limit_logit_step(grad, k, row, eta);  // the reach eta / B at B = 1
+    limited += limit_logit_step(grad, k, row, eta, p.layer.bias_rate());  // reach eta / B, B = 1
     weigh_row(loss, grad, k, p.weights, p.original[i], loss_sum);
     p.layer.step_row(row, grad, eta, p.thread, k);
     if (p.touched != nullptr) p.touched->record(row);

@@ -45,6 +45,7 @@ struct LoggedLayer {
   EmbeddingBagLayer& layer;
   TouchLog* log;
   int outputs() const { return layer.outputs(); }
+  double bias_rate() const { return layer.bias_rate(); }
   void prefetch(const CsrMatrix& x, std::span<const Index> rows) const { layer.prefetch(x, rows); }
   void forward(const CsrMatrix& x, std::span<const Index> rows, float* logits, int thread) {
     layer.forward(x, rows, logits, thread);

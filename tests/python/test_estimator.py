@@ -263,6 +263,29 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
         bagel.BagelClassifier().fit(x, y, sample_weight=-np.ones(x.shape[0]))
 
 
+def test_rows_scaled_far_below_unit_norm_learn_as_the_counts_do(multi):
+    # Counts times 1e-3 (mean |x|^2 ~ 3e-5): the bias steps at 1/64 of that
+    # fraction of the rate; at the full rate every rate tried diverged.
+    (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
+    counts = bagel.BagelClassifier().fit(xtr, ytr)
+    small = bagel.BagelClassifier().fit(xtr * 1e-3, ytr)
+    assert counts.training_["bias_rate"] == 1
+    m = small.training_["rate_calibration"]["mean_squared_norm"]
+    assert m < 1e-3 and small.training_["bias_rate"] == m / 64
+    assert small.score(xte * 1e-3, yte) > counts.score(xte, yte) - 0.02
+    # partial_fit keeps the first chunk's rates, the bias's with them.
+    chunks = bagel.BagelClassifier()
+    for part in np.array_split(np.arange(xtr.shape[0]), 4):
+        chunks.partial_fit(xtr[part] * 1e-3, ytr[part], classes=np.unique(ytr))
+        assert chunks.training_["bias_rate"] < 1e-4
+    assert chunks.score(xte * 1e-3, yte) > 0.6
+    # Past float32's range no rate can work: the error names the parameter
+    # (not the CLI's optimizer.learning_rate) and the scale.
+    with pytest.raises(ValueError, match=r"^learning_rate: \"auto\": every rate tried .* "
+                                         r"mean squared norm is .*; give it as a number$"):
+        bagel.BagelClassifier().fit(xtr * 1e-24, ytr)
+
+
 def test_a_failed_fit_leaves_the_estimator_unfitted(multi):
     x, y = multi["train"]
     clf = bagel.BagelClassifier(epochs=1).fit(x, y)

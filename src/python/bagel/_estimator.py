@@ -91,8 +91,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
     """
 
     def __init__(self, *, epochs=_DEFAULTS["epochs"], learning_rate=_DEFAULTS["learning_rate"],
-                 schedule=_DEFAULTS["schedule"], power_t=_DEFAULTS["power_t"],
-                 batch_size=_DEFAULTS["batch_size"], l2=_DEFAULTS["l2"], l1=_DEFAULTS["l1"],
+                 bias_rate=_DEFAULTS["bias_rate"], schedule=_DEFAULTS["schedule"],
+                 power_t=_DEFAULTS["power_t"], batch_size=_DEFAULTS["batch_size"],
+                 l2=_DEFAULTS["l2"], l1=_DEFAULTS["l1"],
                  average=_DEFAULTS["average"], average_from=_DEFAULTS["average_from"],
                  class_weight=_DEFAULTS["class_weight"], threads=_DEFAULTS["threads"],
                  deterministic=_DEFAULTS["deterministic"],
@@ -103,6 +104,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                  multiclass=_DEFAULTS["multiclass"], verbose=0):
         self.epochs = epochs
         self.learning_rate = learning_rate
+        self.bias_rate = bias_rate
         self.schedule = schedule
         self.power_t = power_t
         self.batch_size = batch_size
@@ -164,8 +166,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                                      f"those of the first partial_fit call, {_quoted(list(known))}")
             y_ids = self._encode(y, known, "y")
             overrides = {"epochs": 1, "patience": 0}
-            if not first:  # the rate the model was trained at ("auto" resolved)
+            if not first:  # the rates the model was trained at ("auto" resolved)
                 overrides["learning_rate"] = float(self.training_["learning_rate"])
+                overrides["bias_rate"] = float(self.training_.get("bias_rate", 1))
             model = self._train(X, y_ids, known, sample_weight, None,
                                 start=None if first else self._model, overrides=overrides)
         except BaseException:
