@@ -36,16 +36,6 @@ constexpr int kHighest = 7;
 // at 2^0 to 2^6 on §9's twelve sets (5 seeds each), most often at 2^2.
 constexpr int kStart = 2;
 constexpr double kHoldoutFraction = 0.2;
-// Rows of mean |x|^2 below kSmallRows step their bias at kSmallRowsBiasShare
-// times mean |x|^2 of the rate (rate_calibration.h). Of 1/64, 1/16 and 1 (the
-// bias moving a logit as far as the weights), tried on eight of README §9's
-// sets with their values times 1e-3 (three seeds each), 1/64 came within
-// 0.16 points of the unscaled sets' test accuracy on all eight; 1 lost up to
-// 3.3 points (changelog-era, whose mean is set by a few very long rows).
-// Unit-length rows (tf-idf, hashing: mean |x|^2 1, or just under with some
-// empty rows) stay above the threshold, with the bias at the full rate.
-constexpr double kSmallRows = 0.5;
-constexpr double kSmallRowsBiasShare = 1.0 / 64;
 // Candidates train for at most this many epochs. On §9's eleven sets, 10
 // instead of the config's (up to 20) picked the same rate on seven and a
 // neighbour on four, no test accuracy lower, in about half the time.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -407,24 +408,26 @@ std::string diverged_text(const Diverged& d, const OptimizerConfig& c) {
 // run, with the values "auto" resolved to.
 std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
                       const std::optional<RateCalibration>& calibration, const TrainPlan& plan) {
-  char cal[200] = "";
-  if (calibration) {
-    char bias[80] = "";
-    if (c.bias_rate != 1)
-      std::snprintf(bias, sizeof bias, "; the bias's rate x%s, the rows' mean |x|^2",
-                    rate_text(c.bias_rate).c_str());
-    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs%s)",
+  char cal[160] = "";
+  if (calibration)
+    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs)",
                   calibration->trials.size(), static_cast<long long>(calibration->sample_rows),
-                  calibration->seconds, bias);
-  }
+                  calibration->seconds);
+  char bias[120] = "";
+  if (!asked.bias_rate_auto || c.bias_rate != 1)
+    std::snprintf(bias, sizeof bias, ", bias_rate %s", rate_text(c.bias_rate).c_str());
+  if (asked.bias_rate_auto && c.bias_rate != 1 && calibration)
+    std::snprintf(bias + std::strlen(bias), sizeof bias - std::strlen(bias),
+                  " (auto: mean |x|^2 %.3g times %g)", calibration->mean_squared_norm,
+                  kSmallRowsBiasShare);
   char buf[400];
   std::snprintf(buf, sizeof buf,
-                "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s, l2 %s, batch %d",
+                "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s%s, l2 %s, batch %d",
                 plan.describe().c_str(), c.epochs, asked.epochs <= 0 ? " (auto)" : "",
                 to_string(c.schedule).c_str(),
                 !c.average ? "" : asked.average_auto ? ", averaged (auto: few rows)" : ", averaged",
                 c.schedule == ScheduleKind::kOptimal ? "set by \"optimal\"" : rate_text(c.learning_rate).c_str(),
-                cal, rate_text(c.l2).c_str(), c.batch_size);
+                cal, bias, rate_text(c.l2).c_str(), c.batch_size);
   return buf;
 }
 
