@@ -44,10 +44,11 @@ class Resume(unittest.TestCase):
     def tearDown(self):
         self._case.cleanup()
 
-    def config(self, output, **optimizer):
-        c = {"train": {"features": str(self.data / "train.npz"),
+    def config(self, output, data=None, **optimizer):
+        data = data or self.data
+        c = {"train": {"features": str(data / "train.npz"),
                        "labels": str(self.data / "train.labels")},
-             "valid": {"features": str(self.data / "valid.npz"),
+             "valid": {"features": str(data / "valid.npz"),
                        "labels": str(self.data / "valid.labels")},
              "optimizer": {"epochs": 80, "patience": 100, **optimizer},
              "output": str(self.dir / output)}
@@ -79,10 +80,23 @@ class Resume(unittest.TestCase):
         # sums of the weights and the step count are saved with the weights.
         self.check_resume_is_bit_for_bit(average=True, average_from=2)
 
-    def check_resume_is_bit_for_bit(self, **optimizer):
-        whole = run_bagel("train", "--config", self.config("whole", **optimizer), "--quiet")
+    def test_rows_of_small_norm_resume_with_their_bias_rate(self):
+        # Values times 2^-10 (mean |x|^2 below 1/2): the bias's share of the
+        # auto rate is resolved with the rate, and saved and restored with it.
+        import scipy.sparse as sp
+        small = self.dir / "small"
+        small.mkdir()
+        for name in ("train", "valid"):
+            x = sp.load_npz(self.data / f"{name}.npz").astype(np.float32)
+            sp.save_npz(small / f"{name}.npz", (x * np.float32(2.0 ** -10)).tocsr())
+        training = self.check_resume_is_bit_for_bit(data=small)
+        self.assertLess(training["bias_rate"], 1)
+        self.assertEqual(training["bias_rate"], training["rate_calibration"]["bias_rate"])
+
+    def check_resume_is_bit_for_bit(self, data=None, **optimizer):
+        whole = run_bagel("train", "--config", self.config("whole", data, **optimizer), "--quiet")
         self.assertEqual(whole.returncode, 0, whole.stderr)
-        config = self.config("part", **optimizer)
+        config = self.config("part", data, **optimizer)
         status, stderr = self.stop_after_epoch(config, 3)
         self.assertEqual(status, 130, stderr)
         saved = self.dir / "part.bagel-resume"
@@ -110,7 +124,9 @@ class Resume(unittest.TestCase):
         self.assertEqual(len(training["history"]), 80)
         self.assertEqual(training["best_epoch"], whole_training["best_epoch"])
         self.assertEqual(training["rate_calibration"]["rate"], whole_training["learning_rate"])
+        self.assertEqual(training["bias_rate"], whole_training["bias_rate"])
         self.assertFalse(saved.exists(), "the saved state is removed once the run ends")
+        return training
 
     def test_sigterm_saves_too_and_exits_143(self):
         status, stderr = self.stop_after_epoch(self.config("part"), 2, signal.SIGTERM)
