@@ -21,7 +21,7 @@ first start to the last end; B faster then counts by that time:
   scripts/bench_ab.py --a-set optimizer.threads=1 --together 2 --repeat 5
 
 On a shared machine the medians of 7 runs of the same binary can differ by
-10-20% (README §9): ratios under ~1.1x need many repetitions and a look at the
+10-20% (data/PERFORMANCE.md): ratios under ~1.1x need many repetitions and a look at the
 count of faster runs. Writes OUT/ab.md and OUT/results.json.
 """
 

@@ -23,13 +23,14 @@ namespace bagel {
 namespace {
 
 // Candidates 2^k / mean(|x|^2) for k in [kLowest, kHighest]. Measured best
-// rates on real data lay between 2^-3 and 2^6 of the centre (README §9; 2^6
+// rates on real data lay between 2^-3 and 2^6 of the centre (data/PERFORMANCE.md; 2^6
 // on changelog-era, where a few very long rows put mean |x|^2 at 50 times
 // the median); the range leaves room on both sides. The low end also serves
 // weighted rows, whose weights (class_weight, sample_weight) scale the steps
 // without moving the centre: on scikit-learn's check_class_weight_classifiers
 // (weights up to 1000) every rate from 2^-4 up diverged. (In the 36 runs of
-// README §9's defaults benchmark, unweighted, the best lay between 2^0 and 2^7.)
+// the defaults benchmark, data/PERFORMANCE.md, unweighted, the best lay
+// between 2^0 and 2^7.)
 constexpr int kLowest = -8;
 constexpr int kHighest = 7;
 // The search's first candidates: 2^2 and 2^4. The best of every other k lay
@@ -162,7 +163,7 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head 
   // neighbours of the best of those (rate_search.h). (Taking the smallest
   // rate within 2% of it instead, against noise in a flat minimum, cost 2
   // points of test accuracy on fortunes-20 and 1 on gen-20class and gained
-  // 0.2 on dict-lang: README §9.)
+  // 0.2 on dict-lang: data/PERFORMANCE.md.)
   RateSearch search(count, kStart - kLowest);
   for (std::vector<int> batch = search.next(team); !batch.empty(); batch = search.next(team)) {
     run(batch);

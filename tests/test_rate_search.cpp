@@ -59,7 +59,7 @@ Outcome search(const std::vector<double>& loss, int threads) {
 
 // A curve falling to its lowest at `low` (a real position in [0, 15]) and
 // rising after it, diverging (+inf) from `diverge` on: the shape of every
-// curve README §9 measured.
+// curve data/PERFORMANCE.md measured.
 std::vector<double> valley(double low, int diverge, double left_slope, double right_slope) {
   std::vector<double> loss(kCount);
   for (int i = 0; i < kCount; ++i) {

@@ -47,7 +47,7 @@ struct DataSpec {
 };
 
 // The defaults were chosen on the real data sets of scripts/bench_defaults.sh
-// (README §9): "auto" values are resolved from the training data by
+// (data/PERFORMANCE.md): "auto" values are resolved from the training data by
 // resolve_auto() before training.
 struct OptimizerConfig {
   int epochs = 0;                 // passes; 0 = "auto": auto_epochs(train x)
@@ -77,9 +77,10 @@ struct OptimizerConfig {
 };
 
 // model.multiclass when the config leaves it out: one-vs-rest, LIBLINEAR's
-// and SGDClassifier's scheme. On README §9's real multiclass sets it was as
-// accurate as softmax or more (kernel-doc-20: +0.5 to +1.1 points over four
-// seeds, where softmax was 0.9 under LIBLINEAR) at the same cost a step.
+// and SGDClassifier's scheme. On the real multiclass sets of
+// data/PERFORMANCE.md it was as accurate as softmax or more (kernel-doc-20:
+// +0.5 to +1.1 points over four seeds, where softmax was 0.9 under
+// LIBLINEAR) at the same cost a step.
 inline constexpr Head kDefaultMulticlass = Head::kOneVsRest;
 
 struct TrainConfig {
@@ -117,7 +118,7 @@ struct TrainConfig {
 // or more where that is under kAveragedRowUpdates updates (at most
 // kMaxSmallDataEpochs): there the mean of the steps kept gaining past 20
 // passes, where the last iterate of larger sets lost accuracy from 20
-// passes on, and a set of 930 rows gained again from 40 to ~100 (README §9).
+// passes on, and a set of 930 rows gained again from 40 to ~100 (data/PERFORMANCE.md).
 int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
                 bool averaged);
 
@@ -129,7 +130,7 @@ inline constexpr std::int64_t kAveragedRowUpdates = 100000;
 inline constexpr int kMaxSmallDataEpochs = 200;
 
 // average "auto": averaged SGD for training sets of at most this many rows:
-// on the four such sets of README §9 it changed test accuracy by +0.4, +1.3,
+// on the four such sets of data/PERFORMANCE.md it changed test accuracy by +0.4, +1.3,
 // +0.8 (fortunes) and -0.1 points (changelog-era) against the last iterate;
 // on larger sets it was within noise and 1.3-1.6x slower.
 inline constexpr std::int64_t kAutoAverageRows = 10000;

@@ -6,7 +6,7 @@
 // that make up most non-zeros lie one per cache line across the whole weight
 // matrix. Numbered by frequency, they share cache lines and stay in L1/L2
 // (measured: 14% less time per epoch for 2^20 features and one output, 17% for
-// 20 outputs; README §9). Only labels change: every row keeps its non-zeros
+// 20 outputs; data/PERFORMANCE.md). Only labels change: every row keeps its non-zeros
 // in their order, so each weight sees the same float operations and the
 // restored model is bit-identical to one trained without relabelling.
 #pragma once

@@ -4,7 +4,7 @@
 // 4 KiB pages nearly every row is a TLB miss, and in a virtual machine each
 // miss is a two-level page walk. Backed by 2 MiB pages, a 300 MB CSR needs
 // 150 TLB entries instead of 75,000 (measured: 20% less time per epoch on
-// 500k shuffled rows with 2^20 features; the note in README §9 has the
+// 500k shuffled rows with 2^20 features; the note in data/PERFORMANCE.md has the
 // command). The kernel decides; this only asks (madvise MADV_HUGEPAGE), and
 // where it says no, nothing changes but the speed.
 #pragma once

@@ -6,7 +6,7 @@
 // from AVX code that left the vector registers' upper halves dirty, each of
 // those pays a transition penalty on Intel CPUs, and GCC 12 does not always
 // clear the state before the call: on a Sapphire Rapids Xeon the batch-1
-// loop of a 6-class one-vs-rest model ran 2x slower for it (README §9).
+// loop of a 6-class one-vs-rest model ran 2x slower for it (data/PERFORMANCE.md).
 // Clearing the upper halves first (vzeroupper, a cycle) costs nothing where
 // they were clean. The values are libm's own.
 #pragma once

@@ -34,11 +34,12 @@
 namespace bagel {
 
 // Rows of mean |x|^2 below kSmallRows step their bias at kSmallRowsBiasShare
-// times mean |x|^2 of the rate (above). Of 1/64, 1/16 and 1 (the
-// bias moving a logit as far as the weights), tried on eight of README §9's
-// sets with their values times 1e-3 (three seeds each), 1/64 came within
-// 0.16 points of the unscaled sets' test accuracy on all eight; 1 lost up to
-// 3.3 points (changelog-era, whose mean is set by a few very long rows).
+// times mean |x|^2 of the rate (above). Of 1/64, 1/16 and 1 (the bias moving
+// a logit as far as the weights), tried on eight of the benchmark sets
+// (data/PERFORMANCE.md) with their values times 1e-3 (three seeds each),
+// 1/64 came within 0.16 points of the unscaled sets' test accuracy on all
+// eight; 1 lost up to 3.3 points (changelog-era, whose mean is set by a few
+// very long rows).
 // Unit-length rows (tf-idf, hashing: mean |x|^2 1, or just under with some
 // empty rows) stay above the threshold, with the bias at the full rate.
 inline constexpr double kSmallRows = 0.5;

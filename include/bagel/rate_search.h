@@ -7,7 +7,7 @@
 // among it and its two odd neighbours. Trying every coarse candidate to find
 // that one is wasted work where the loss falls and then rises along the
 // grid, which it did on every curve measured (12 data sets x 5 seeds, all 16
-// candidates each: README §9): the search walks from `start` instead and
+// candidates each: data/PERFORMANCE.md): the search walks from `start` instead and
 // stops once the best coarse candidate has a worse (or absent) coarse
 // neighbour on both sides. It then picks what trying all ten would have
 // picked, from about half as many trials and fewer rounds of parallel ones.

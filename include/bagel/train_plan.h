@@ -60,7 +60,7 @@ inline constexpr int kClassesPerThread = 2;
 // kernels do a group of 4 classes in one 4-float multiply-add a non-zero,
 // of 2 in two scalar ones, of 10 in an 8-float and two scalar ones (the
 // same count as 20: 8 + 8 + 4). threads 0 splits a model of at least 2
-// blocks over at most one thread a block. On a 16-core Xeon (README §9) the
+// blocks over at most one thread a block. On a 16-core Xeon (data/PERFORMANCE.md) the
 // 20-class sets' loop ran 1.46-2.15x one thread's at 5 threads of 4
 // classes, against 1.15-1.71x at 7-10 threads of 2 or 3.
 inline constexpr int kClassBlock = 4;
@@ -73,7 +73,7 @@ std::vector<int> class_group_starts(int classes, int groups);
 // The "classes" strategy pays while each thread's group of classes takes
 // at most this much of the weights: every thread walks every row, and what
 // it gains is a smaller share of the weights to keep in its caches. On a
-// 16-core Xeon (README §9) 2^20 features x 20 classes trained 1.44x faster
+// 16-core Xeon (data/PERFORMANCE.md) 2^20 features x 20 classes trained 1.44x faster
 // in 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.87x and 0.98x
 // in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB); man-section's 6
 // classes (4 + 2: 4 MiB) 1.09-1.35x there, and on 2 cores 1.13x as fast as
@@ -83,7 +83,7 @@ inline constexpr double kClassesMaxGroupBytes = 16.0 * (1 << 20);
 // threads 0 trains a model whose classes do not split on replicas when the
 // process has at least kReplicasMinCores cores and the weights take at most
 // kReplicasMaxWeightBytes, on at most kReplicasAutoThreads of them. On a
-// 16-core Xeon (README §9) replicas at 8 threads ran the loop 1.5-2.3x one
+// 16-core Xeon (data/PERFORMANCE.md) replicas at 8 threads ran the loop 1.5-2.3x one
 // thread's on the binary sets (0.04-4 MiB of weights) at one thread's
 // accuracy (within 0.3 points), and at 16 no faster than at 8 (the
 // combinations grow with the threads). On man-section (6 classes, 6 MiB:
@@ -130,7 +130,7 @@ struct TrainPlan {
 // "average", whose plan is replicas or split classes (each thread owns its
 // copy, or its classes' columns). Hogwild and "exact" threads write the same
 // weights, and packing the head into a few cache lines measured slower there
-// (README §9).
+// (data/PERFORMANCE.md).
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
 // Whether this model's classes could be split between threads ("classes"

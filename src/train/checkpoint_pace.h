@@ -9,7 +9,7 @@
 // the copies take at most about 1/kCostRatio of the run, and a stop goes
 // back at most kCostRatio times a copy's cost (the resumed run ends with the
 // same model either way). Where an epoch takes about as long as a copy
-// (README §9's real sets), that is several epochs but a fraction of a second.
+// (the real sets of data/PERFORMANCE.md), that is several epochs but a fraction of a second.
 #pragma once
 
 namespace bagel::train {

@@ -229,7 +229,7 @@ struct StepClock {
 // over the weights', OptimizerConfig::bias_rate; 1 but for small rows): with
 // the rate set for the typical row, a row whose |x|^2 is thousands of times
 // larger (a whole changelog among its entries: 3.6 million against a median
-// of 25 on changelog-era, README §9) would move by thousands, and, through
+// of 25 on changelog-era, data/PERFORMANCE.md) would move by thousands, and, through
 // the features it shares with the others, pull every other row's logits
 // far off. Beyond a logit change of 10 (odds of 22,000 to 1) a step teaches
 // the row nothing more, so g_i is clipped to keep it at 10. Rows of the
@@ -351,7 +351,7 @@ inline constexpr std::size_t kReportBatches = 256;
 // and the update run at a constant width (row_width.h) with the kernels
 // called directly. The same float operations as the general loop, row for
 // row: the model is the same bit for bit (tests/test_row_steps.cpp), in
-// less time (README §9).
+// less time (data/PERFORMANCE.md).
 struct RowPass {
   EmbeddingBagLayer& layer;
   const CsrMatrix& x;

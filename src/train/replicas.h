@@ -22,11 +22,11 @@
 // bitset; thread t combines every T-th run of 1024 rows); otherwise every
 // row, every block.
 // With 4 blocks per thread and epoch, measured within 0.33 points of one
-// thread's test accuracy on README §9's sets at 2 threads and 0.47 at 8
+// thread's test accuracy on the sets of data/PERFORMANCE.md at 2 threads and 0.47 at 8
 // (2 blocks a thread lost up to 0.5 at 4 threads). The combination reads
 // and writes T + 2 arrays for every row a block touched: on 2^20 features
 // that is as much memory traffic as the steps, and the loop on 2 threads
-// ran 0.66-1.29x one thread's (README §9).
+// ran 0.66-1.29x one thread's (data/PERFORMANCE.md).
 #pragma once
 
 #include <cmath>

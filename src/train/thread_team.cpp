@@ -13,7 +13,7 @@ namespace {
 // threads arrive together and for the trainer's work between two epochs
 // (a helper that slept there woke too late for the epoch's second window:
 // 0.15 ms an epoch on changelog-era with 45 us of spinning, none with 200;
-// README §9), far shorter than the 6 ms GNU OpenMP spins.
+// data/PERFORMANCE.md), far shorter than the 6 ms GNU OpenMP spins.
 constexpr auto kSpinTime = std::chrono::microseconds(200);
 
 inline void relax() {

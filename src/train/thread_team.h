@@ -9,7 +9,7 @@
 // up to 300,000 rounds before it sleeps. Alone that is free; with another
 // process on the same cores each wait keeps a core from the thread the
 // wait is for, and two default runs side by side on 2 cores took 2.7 times
-// as long as two one-thread runs (README §9, "Threads with the defaults").
+// as long as two one-thread runs (data/PERFORMANCE.md, "Threads with the defaults").
 // Only the environment, read when the OpenMP library loads, changes that.
 // The team's waits spin for up to 0.2 ms (a barrier whose threads arrive
 // together costs no system call, and a helper idle between two epochs is
@@ -64,7 +64,7 @@ class ThreadTeam {
  private:
   using Task = void (*)(void*, int);
   // OpenMP's pool may be spinning after the caller's last region (up to
-  // 300,000 rounds: 6 ms on the 2-core Xeon of README §9) on the cores the
+  // 300,000 rounds: 6 ms on the 2-core Xeon of data/PERFORMANCE.md) on the cores the
   // team is about to use: the first epoch of a split ran 6 ms longer.
   // Pausing the pool ends its threads; the next region starts new ones.
   void end_openmp_pool() const;

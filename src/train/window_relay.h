@@ -9,7 +9,7 @@
 // has begun. Both threads sleep while they wait (std::atomic::wait): a
 // barrier after each window would make the loop wait for a descheduled
 // helper, and a spinning helper would take the core another process needs
-// (two runs side by side on 2 cores: README §9, "Threads with the defaults").
+// (two runs side by side on 2 cores: data/PERFORMANCE.md, "Threads with the defaults").
 //
 // Two buffers: window w is copied into buffer w % 2, and the helper may copy
 // window v once the loop has begun window v - 1 (it is done reading v - 2).
