@@ -107,7 +107,11 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
     const std::int64_t most = std::min<std::int64_t>(by_rows, model.outputs / kClassesPerThread);
     p.threads = static_cast<int>(std::clamp<std::int64_t>(asked, 1, most));
     p.class_starts = class_group_starts(model.outputs, p.threads);
-    classes = p.threads > 1 && class_groups_fit(model, p.class_starts);
+    // threads 0 splits only where each group fits (else one thread trains
+    // faster); an asked-for count splits anyway: the one-thread model, and on
+    // weights too large to fit it is faster than replicas, whose combinations
+    // then read and write every copy's rows (data/PERFORMANCE.md).
+    classes = p.threads > 1 && (c.threads > 0 || class_groups_fit(model, p.class_starts));
   }
   if (!classes) {
     const int asked = c.threads == 0 ? auto_threads(p.cores, c, layer, model, false) : c.threads;

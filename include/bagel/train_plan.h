@@ -6,9 +6,9 @@
 // Strategies (optimizer.threads, deterministic, deterministic_method, and
 // the model's head):
 // * single: one thread (threads 1, or data too small to split).
-// * classes (one-vs-rest with at least 2 classes a thread, each thread's
-//   classes' weights within kClassesMaxGroupBytes, deterministic with the
-//   default method; threads 0 included): each thread trains its own group
+// * classes (one-vs-rest with at least 2 classes a thread, deterministic
+//   with the default method; with threads 0, only where each thread's
+//   classes' weights fit kClassesMaxGroupBytes): each thread trains its own group
 //   of the classes over every row; the one-thread model bit for bit, at any
 //   thread count (train/class_shards.h).
 // * replicas (threads > 1 and deterministic, the default method): every thread trains its own
@@ -70,12 +70,14 @@ inline constexpr int kClassBlock = 4;
 // there are at least `groups` blocks, else an even split (2 each on 10).
 std::vector<int> class_group_starts(int classes, int groups);
 
-// The "classes" strategy pays while each thread's group of classes takes
-// at most this much of the weights: every thread walks every row, and what
-// it gains is a smaller share of the weights to keep in its caches. On a
-// 16-core Xeon (data/PERFORMANCE.md) 2^20 features x 20 classes trained 1.44x faster
-// in 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.87x and 0.98x
-// in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB); man-section's 6
+// threads 0 splits the classes only where each thread's group takes at most
+// this much of the weights: every thread walks every row, and what it gains
+// is a smaller share of the weights to keep in its caches. On a 16-core Xeon
+// (data/PERFORMANCE.md) 2^20 features x 20 classes trained 1.44x faster in
+// 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.68-0.87x and
+// 0.98-1.09x in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB), where
+// an asked-for thread count still splits them (replicas of those 80 MiB ran
+// 0.50-0.62x); man-section's 6
 // classes (4 + 2: 4 MiB) 1.09-1.35x there, and on 2 cores 1.13x as fast as
 // on one thread's loop with the calibration on both cores.
 inline constexpr double kClassesMaxGroupBytes = 16.0 * (1 << 20);
@@ -134,8 +136,8 @@ struct TrainPlan {
 bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 
 // Whether this model's classes could be split between threads ("classes"
-// above); the plan splits them where, at its thread count, each thread's
-// group also fits kClassesMaxGroupBytes.
+// above); with threads 0 the plan splits them where, at its thread count,
+// each thread's group also fits kClassesMaxGroupBytes.
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model);
 
 // The settings a run trains with ("auto" averaging decided for its rows:
