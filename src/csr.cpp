@@ -1,6 +1,8 @@
 #include "bagel/csr.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "bagel/error.h"
 #include "bagel/huge_pages.h"
@@ -65,6 +67,41 @@ void CsrMatrix::remap_indices(std::span<const Index> new_of_old) {
   for (std::int64_t p = 0; p < n; ++p) idx[p] = new_of_old[idx[p]];
 }
 
+std::int64_t CsrMatrix::sum_duplicates(const std::string& source) {
+  bool all_increasing = true;
+#pragma omp parallel for schedule(static) reduction(&& : all_increasing)
+  for (Index r = 0; r < rows_; ++r) all_increasing = all_increasing && strictly_increasing(row(r).indices);
+  if (all_increasing) return 0;
+  std::vector<Index> indptr(static_cast<std::size_t>(rows_) + 1, 0);
+  std::vector<Index> indices;
+  std::vector<float> data;
+  indices.reserve(indices_.size());
+  data.reserve(data_.size());
+  std::vector<std::pair<Index, float>> entries;
+  for (Index r = 0; r < rows_; ++r) {
+    const RowView bag = row(r);
+    if (strictly_increasing(bag.indices)) {
+      indices.insert(indices.end(), bag.indices.begin(), bag.indices.end());
+      data.insert(data.end(), bag.values.begin(), bag.values.end());
+    } else {
+      canonical_row(bag, entries);
+      for (const auto& [j, v] : entries) {
+        if (!std::isfinite(v))
+          throw FileError(source, "data: the repeated column " + std::to_string(j) + " of row " +
+                                      std::to_string(r) + " sums to " + std::to_string(v) +
+                                      ", beyond float32's range");
+        indices.push_back(j);
+        data.push_back(v);
+      }
+    }
+    indptr[static_cast<std::size_t>(r) + 1] = static_cast<Index>(indices.size());
+  }
+  const std::int64_t removed = nonZeros() - static_cast<std::int64_t>(indices.size());
+  if (removed == 0) return 0;  // rows out of order, none repeated: they train alike
+  *this = CsrMatrix(rows_, cols_, std::move(indptr), std::move(indices), std::move(data));
+  return removed;
+}
+
 void CsrMatrix::widen(Index cols) {
   if (cols < cols_) throw Error("CsrMatrix::widen: cannot shrink columns");
   cols_ = cols;
@@ -101,6 +138,27 @@ void CsrMatrix::validate(const std::string& source) const {
                                     ", column " + std::to_string(j));
     }
   }
+}
+
+bool strictly_increasing(std::span<const Index> indices) {
+  return std::adjacent_find(indices.begin(), indices.end(), std::greater_equal<>()) ==
+         indices.end();
+}
+
+void canonical_row(const RowView& row, std::vector<std::pair<Index, float>>& out) {
+  out.clear();
+  for (std::size_t j = 0; j < row.size(); ++j) out.emplace_back(row.indices[j], row.values[j]);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::size_t kept = 0;
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    if (kept > 0 && out[kept - 1].first == out[j].first) {
+      out[kept - 1].second += out[j].second;
+    } else {
+      out[kept++] = out[j];
+    }
+  }
+  out.resize(kept);
 }
 
 float squared_norm(RowView row) {

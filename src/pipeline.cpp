@@ -51,7 +51,8 @@ void restore_numbering(TrainingCheckpoint& k, int outputs, const FeatureOrder& o
 }
 
 void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
-              const TrainingData& data, bool reordered, double reorder_seconds) {
+              const TrainingData& data, bool reordered, double reorder_seconds,
+              std::int64_t summed) {
   model.config = config.resolved;
   model.training = summary_to_json(r.summary);
   model.training["load_seconds"] = data.load_seconds;
@@ -65,6 +66,7 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
     model.training["class_weights"] = weights;
   }
   model.training["train_nonzeros"] = data.train.x.nonZeros();
+  model.training["repeated_indices_summed"] = summed;
   if (r.train_metrics) model.training["train_metrics"] = metrics_to_json(*r.train_metrics, model.classes);
   if (r.valid_metrics)
     model.training["valid_metrics"] = metrics_to_json(*r.valid_metrics, model.classes);
@@ -91,6 +93,11 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   check_start(start, data);
   Dataset& train = data.train;
   std::optional<Dataset>& valid = data.valid;
+  // A row is a bag, whose repeated index adds up (predict sums it so). Summed
+  // before training, the row's squared norm (the rate's calibration, the
+  // step's clip) and the features' counts are the bag's, and a list of
+  // token ids trains the model its counts would.
+  const std::int64_t summed = train.x.sum_duplicates(train.name);
   // The sparse layer trains on features numbered by frequency (feature_order.h);
   // the metrics below use the same numbering, then the model gets its own back.
   const auto t_reorder = Clock::now();
@@ -124,7 +131,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   if (config.train_metrics) r.train_metrics = evaluate(r.model, train.x, train.y);
   if (valid) r.valid_metrics = evaluate(r.model, valid->x, valid->y);
   if (order) order->restore(r.model);
-  annotate(r.model, r, config, data, order.has_value(), reorder_seconds);
+  annotate(r.model, r, config, data, order.has_value(), reorder_seconds, summed);
   r.model.vectorizer = data.vectorizer;
   return r;
 }

@@ -485,30 +485,6 @@ void check_labels_writable(const std::string& path, const CsrMatrix& matrix,
   }
 }
 
-// The row's entries sorted by index with repeated indices summed in float32,
-// as scipy's sum_duplicates does (with three or more repeats its summation
-// order, and so the last bit, may differ: scipy's sort is not stable).
-void canonical_row(const RowView& row, std::vector<std::pair<Index, float>>& out) {
-  out.clear();
-  for (std::size_t j = 0; j < row.size(); ++j) out.emplace_back(row.indices[j], row.values[j]);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::size_t kept = 0;
-  for (std::size_t j = 0; j < out.size(); ++j) {
-    if (kept > 0 && out[kept - 1].first == out[j].first) {
-      out[kept - 1].second += out[j].second;
-    } else {
-      out[kept++] = out[j];
-    }
-  }
-  out.resize(kept);
-}
-
-bool strictly_increasing(std::span<const Index> indices) {
-  return std::adjacent_find(indices.begin(), indices.end(), std::greater_equal<>()) ==
-         indices.end();
-}
-
 struct FileCloser {
   void operator()(std::FILE* f) const { std::fclose(f); }
 };

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "bagel/csr.h"
 #include "bagel/error.h"
@@ -66,6 +67,45 @@ TEST(Csr, EigenMapSeesTheSameMatrixWithoutCopy) {
   EXPECT_EQ(d(0, 2), 2.f);
   EXPECT_EQ(d(2, 1), 3.f);
   EXPECT_EQ(d.sum(), 6.f);
+}
+
+TEST(Csr, SumDuplicatesGivesEachRepeatedIndexOnceWithTheSumOfItsValues) {
+  // Row 0 repeats column 2 (out of order), row 1 is empty, row 2 repeats
+  // column 0 three times, row 3 is canonical.
+  CsrMatrix m(4, 3, {0, 4, 4, 7, 9}, {2, 0, 2, 1, 0, 0, 0, 1, 2},
+              {1.f, 5.f, 2.f, 3.f, 0.5f, 0.25f, 0.25f, 4.f, 6.f});
+  EXPECT_EQ(m.sum_duplicates("m.npz"), 3);
+  EXPECT_EQ(std::vector<Index>(m.indptr().begin(), m.indptr().end()), (std::vector<Index>{0, 3, 3, 4, 6}));
+  EXPECT_EQ(std::vector<Index>(m.indices().begin(), m.indices().end()),
+            (std::vector<Index>{0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(std::vector<float>(m.data().begin(), m.data().end()),
+            (std::vector<float>{5.f, 3.f, 3.f, 1.f, 4.f, 6.f}));
+  EXPECT_EQ(validate_error(m), "");
+}
+
+TEST(Csr, SumDuplicatesLeavesAMatrixWithoutRepeatsWhereItIs) {
+  const std::vector<Index> indptr{0, 2, 2, 3}, indices{2, 0, 1};
+  const std::vector<float> data{2.f, 1.f, 3.f};
+  // Unsorted but none repeated (row 0): trained alike, so not copied.
+  CsrMatrix view = CsrMatrix::view(3, 3, indptr, indices, data);
+  EXPECT_EQ(view.sum_duplicates("m.npz"), 0);
+  EXPECT_EQ(view.indices().data(), indices.data());
+  EXPECT_EQ(view.data().data(), data.data());
+  CsrMatrix empty;
+  EXPECT_EQ(empty.sum_duplicates("m.npz"), 0);
+}
+
+TEST(Csr, SumDuplicatesNamesTheRowAndColumnWhoseSumOverflows) {
+  const float big = std::numeric_limits<float>::max();
+  CsrMatrix m(2, 4, {0, 1, 3}, {1, 3, 3}, {1.f, big, big});
+  try {
+    m.sum_duplicates("train.npz");
+    FAIL() << "expected a FileError";
+  } catch (const FileError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("train.npz"), std::string::npos) << what;
+    EXPECT_NE(what.find("column 3 of row 1"), std::string::npos) << what;
+  }
 }
 
 TEST(Csr, CloneIsDeepAndWidenOnlyGrows) {

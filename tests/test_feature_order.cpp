@@ -15,6 +15,7 @@
 #include "bagel/synthetic.h"
 #include "bagel/train_plan.h"
 #include "bagel/trainer.h"
+#include "pipeline_helpers.h"
 #include "train_helpers.h"
 
 namespace bagel {
@@ -155,18 +156,6 @@ TEST(FeatureOrder, PaysOffOnlyWhenEachWeightHasOneWriter) {
   EXPECT_TRUE(reorder_pays_off(c, LayerKind::kSparse, 2));
   c.reorder_features = false;
   EXPECT_FALSE(reorder_pays_off(c, LayerKind::kSparse, 1));
-}
-
-// Trains as `bagel train` and the Python estimator do: through the library's
-// pipeline, which relabels when reorder_pays_off() says so.
-TrainResult train_by_pipeline(Dataset d, int classes, const OptimizerConfig& c) {
-  TrainConfig config;
-  config.optimizer = c;
-  Classes names;
-  for (int i = 0; i < classes; ++i) names.names.push_back(std::to_string(i));
-  names.numeric = true;
-  Progress quiet(Progress::Mode::kQuiet, std::cerr);
-  return train(config, in_memory_training_data(config, names, std::move(d), std::nullopt, {}), quiet);
 }
 
 struct Mode {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <Eigen/SparseCore>
@@ -33,6 +34,15 @@ struct RowView {
 // the training step's clip (train/epoch_loop.h) relies on for models that
 // do not depend on the thread count.
 float squared_norm(RowView row);
+
+// Whether each index is larger than the one before it (scipy's canonical
+// row: sorted, none repeated).
+bool strictly_increasing(std::span<const Index> indices);
+
+// The row's entries sorted by index with repeated indices summed in float32,
+// as scipy's sum_duplicates does (with three or more repeats its summation
+// order, and so the last bit, may differ: scipy's sort is not stable).
+void canonical_row(const RowView& row, std::vector<std::pair<Index, float>>& out);
 
 // Asks the cache for a row's index and value arrays (a hint). Shuffled
 // epochs visit rows in random order, so each row's arrays are a cache miss
@@ -103,6 +113,12 @@ class CsrMatrix {
   // Unsorted or repeated indices inside a row are valid (scipy allows them).
   // Throws FileError naming `source` and the offending array.
   void validate(const std::string& source) const;
+
+  // Rows that repeat an index get it once, its values summed (canonical_row);
+  // returns how many entries that removed. A matrix that repeats none stays
+  // as it is, borrowed arrays included (one parallel pass over the indices).
+  // Throws FileError naming `source` where a sum overflows float32.
+  std::int64_t sum_duplicates(const std::string& source);
 
   // Replaces every index j by new_of_old[j] (new_of_old.size() >= cols()).
   // Owned indices change in place; borrowed ones (a mapped file, a view) are

@@ -107,6 +107,31 @@ def test_other_dtypes_convert_once_and_train_the_same_model(multi):
     np.testing.assert_array_equal(a.coef_, b.coef_)
 
 
+def test_a_csr_of_token_ids_trains_the_model_of_its_counts(multi):
+    """A row is a bag: its repeated indices add up. A CSR of token ids in
+    text order (each occurrence an entry of 1, as an EmbeddingBag takes
+    them) trains the model of the counts bit for bit, and predicts alike."""
+    counts, y = multi["train"]
+    counts = as_float32_csr(counts)
+    rng = np.random.default_rng(3)
+    rows = []
+    for r in range(counts.shape[0]):
+        row = counts[r]
+        ids = np.repeat(row.indices, row.data.astype(np.int64))
+        rows.append(rng.permutation(ids))
+    indptr = np.concatenate([[0], np.cumsum([len(t) for t in rows])]).astype(np.int32)
+    tokens = sp.csr_matrix((np.ones(indptr[-1], np.float32),
+                            np.concatenate(rows).astype(np.int32), indptr), shape=counts.shape)
+    assert not tokens.has_canonical_format and tokens.nnz > counts.nnz
+    assert abs(tokens - counts).max() == 0
+    a = bagel.BagelClassifier().fit(counts, y)
+    b = bagel.BagelClassifier().fit(tokens, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    x_test = multi["test"][0]
+    np.testing.assert_array_equal(b.predict_proba(x_test), a.predict_proba(x_test))
+
+
 def test_class_weight_moves_predictions_towards_the_heavy_class(binary):
     (xtr, ytr), (xte, _) = binary["train"], binary["test"]
     # One rate and number of passes for both: the calibrated rate differs
