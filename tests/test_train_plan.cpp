@@ -91,7 +91,7 @@ TEST(TrainPlan, DefaultSplitsLargeModelsOnlyWhereEachThreadsClassesFit) {
   EXPECT_TRUE(two.class_starts.empty());
   // An asked-for count splits whatever the groups' size (4 + 4 + 4 + 8
   // classes: 32 MiB a thread; 8 + 12 on 2): replicas of 80 MiB of weights
-  // ran 0.50-0.62x one thread's speed, the split 0.68-1.09x and the
+  // ran 0.50-0.62x one thread's speed, the split 0.68-1.10x and the
   // one-thread model.
   const TrainPlan asked4 = plan_training_on(16, threads(4), LayerKind::kSparse, 1'000'000, wide20);
   EXPECT_EQ(asked4.strategy, ParallelStrategy::kClassShards);

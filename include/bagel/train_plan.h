@@ -74,8 +74,8 @@ std::vector<int> class_group_starts(int classes, int groups);
 // this much of the weights: every thread walks every row, and what it gains
 // is a smaller share of the weights to keep in its caches. On a 16-core Xeon
 // (data/PERFORMANCE.md) 2^20 features x 20 classes trained 1.44x faster in
-// 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.68-0.87x and
-// 0.98-1.09x in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB), where
+// 5 groups of 4 classes (16 MiB each) and 10 of 2, and 0.68-0.90x and
+// 0.98-1.10x in 2 (8 + 12 classes: 48 MiB) and 4 (the widest 32 MiB), where
 // an asked-for thread count still splits them (replicas of those 80 MiB ran
 // 0.50-0.62x); man-section's 6
 // classes (4 + 2: 4 MiB) 1.09-1.35x there, and on 2 cores 1.13x as fast as
