@@ -68,9 +68,10 @@ void CsrMatrix::remap_indices(std::span<const Index> new_of_old) {
 }
 
 std::int64_t CsrMatrix::sum_duplicates(const std::string& source) {
+  // One thread: an OpenMP team's workers would spin on after it, into the
+  // training that follows, and take a core from its threads.
   bool all_increasing = true;
-#pragma omp parallel for schedule(static) reduction(&& : all_increasing)
-  for (Index r = 0; r < rows_; ++r) all_increasing = all_increasing && strictly_increasing(row(r).indices);
+  for (Index r = 0; r < rows_ && all_increasing; ++r) all_increasing = strictly_increasing(row(r).indices);
   if (all_increasing) return 0;
   std::vector<Index> indptr(static_cast<std::size_t>(rows_) + 1, 0);
   std::vector<Index> indices;
@@ -138,6 +139,11 @@ void CsrMatrix::validate(const std::string& source) const {
                                     ", column " + std::to_string(j));
     }
   }
+}
+
+Index columns_used(const CsrMatrix& x) {
+  const std::span<const Index> indices = x.indices();
+  return indices.empty() ? 0 : *std::max_element(indices.begin(), indices.end()) + 1;
 }
 
 bool strictly_increasing(std::span<const Index> indices) {

@@ -76,6 +76,7 @@ EmbeddingBagLayer::EmbeddingBagLayer(std::span<float> weight, std::span<float> b
     : weight_(weight),
       bias_(bias),
       num_features_(num_features),
+      live_rows_(num_features),
       outputs_(outputs),
       kernels_(detail::BagKernels::for_outputs(outputs)),
       prefetch_weights_(weight.size() * sizeof(float) >= kPrefetchMinWeightBytes),
@@ -227,14 +228,27 @@ void EmbeddingBagLayer::write_average(std::span<float> weight, std::span<float> 
   for (std::size_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<float>(avg_bias_[i] * inv);
 }
 
+bool EmbeddingBagLayer::skip_unused_rows(Index rows) {
+  rows = std::clamp<Index>(rows, 0, num_features_);
+  const std::size_t first = static_cast<std::size_t>(rows) * static_cast<std::size_t>(outputs_);
+  const auto zero = [first](std::span<const float> a) {
+    return a.size() <= first || std::all_of(a.begin() + static_cast<std::ptrdiff_t>(first), a.end(),
+                                            [](float w) { return w == 0.0f && !std::signbit(w); });
+  };
+  if (!zero(weight_) || (averaging_ && !zero(avg_sum_))) return false;
+  live_rows_ = rows;
+  return true;
+}
+
 void EmbeddingBagLayer::fold() {
+  const std::size_t live = static_cast<std::size_t>(live_rows_) * static_cast<std::size_t>(outputs_);
   if (averaging_ && avg_scale_sum_ != 0.0) {
     // Close the lazy sum before the stored weights change units: A += C v.
-    for (std::size_t j = 0; j < weight_.size(); ++j)
+    for (std::size_t j = 0; j < live; ++j)
       avg_sum_[j] = static_cast<float>(avg_sum_[j] + avg_scale_sum_ * weight_[j]);
     avg_scale_sum_ = 0.0;
   }
-  penalty_.fold(weight_);
+  penalty_.fold(weight_.first(live));
 }
 
 }  // namespace bagel

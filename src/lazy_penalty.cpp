@@ -25,7 +25,9 @@ bool LazyPenalty::merge() {
 void LazyPenalty::fold(std::span<float> weight) {
   const int k = outputs_;
   if (l1_ > 0) {
-    for (std::size_t j = 0; j < l1_applied_.size(); ++j) {
+    // The rows past `weight` (zeros no row touches) keep 0 applied of a total of 0.
+    const std::size_t rows = std::min(l1_applied_.size(), weight.size() / static_cast<std::size_t>(k));
+    for (std::size_t j = 0; j < rows; ++j) {
       shrink_row(weight.data() + j * k, k, l1_total_ - l1_applied_[j]);
       l1_applied_[j] = 0.0;
     }

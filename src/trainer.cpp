@@ -172,6 +172,16 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
       }
     }
   };
+  // Features the training rows never use (numbered last when the features
+  // are numbered by frequency: every one but the first `used`) keep zero
+  // weights: the end-of-epoch flush leaves them out. With averaging it
+  // passed over every weight each epoch: 2^20 hashed features x 76 classes
+  // on 2,000 rows, 64 ms an epoch against 4 ms of steps.
+  if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
+    const Index used = columns_used(train.x);
+    if (shards) shards->skip_unused_rows(used);
+    else layer.skip_unused_rows(used);
+  }
   for (int epoch = first_epoch; epoch <= c.epochs; ++epoch) {
     if (c.average && epoch == c.average_from) start_averaging();
     if (c.shuffle) shuffle_rows(order, rng);

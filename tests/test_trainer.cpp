@@ -379,6 +379,68 @@ TEST(TrainerLayer, StepAppliesPendingL1BeforeTheGradientEvenWithoutForward) {
   EXPECT_EQ(w[1], 0.0f);
 }
 
+// Rows no training row touches (features numbered by frequency put them
+// last) are left out of the flush's pass over every weight where they hold
+// zeros: the same bits as with the pass, L2, L1 and averaging included. A
+// row that holds a weight (a warm start) must still decay, so there the
+// rows are kept.
+TEST(TrainerLayer, UnusedZeroRowsAreLeftOutOfTheFlushWithTheSameBits) {
+  const Index F = 6;
+  const int K = 3;
+  // Rows use features 0..2 only; 3..5 are unused.
+  const CsrMatrix x = make_csr(F, {{{0, 1.0f}, {2, 2.0f}}, {{1, 1.5f}}, {{0, 0.5f}, {1, 1.0f}}});
+  auto train = [&](std::vector<float> w, bool skip, bool* took) {
+    std::vector<float> b(K, 0.0f);
+    EmbeddingBagLayer layer(w, b, F, K, 0.05, 0.001);
+    *took = skip && layer.skip_unused_rows(3);
+    std::vector<float> grads(3 * K);
+    for (int t = 0; t < 30; ++t) {
+      for (int i = 0; i < 3 * K; ++i) grads[static_cast<std::size_t>(i)] = 0.1f * float((t + i) % 5) - 0.2f;
+      const std::vector<Index> rows = {t % 3, (t + 1) % 3};
+      layer.step(x, rows, grads.data(), 0.3);
+      if (t % 10 == 9) layer.flush();
+    }
+    layer.flush();
+    return w;
+  };
+  const std::vector<float> fresh(static_cast<std::size_t>(F) * K, 0.0f);
+  bool took = false;
+  const std::vector<float> all = train(fresh, false, &took);
+  EXPECT_EQ(train(fresh, true, &took), all);
+  EXPECT_TRUE(took);
+  for (std::size_t j = 3 * K; j < all.size(); ++j) EXPECT_EQ(all[j], 0.0f);
+  // A warm start's unused row 4 holds 1: it decays, so no row is skipped.
+  std::vector<float> warm = fresh;
+  warm[4 * K] = 1.0f;
+  const std::vector<float> kept = train(warm, true, &took);
+  EXPECT_FALSE(took);
+  EXPECT_EQ(kept, train(warm, false, &took));
+  EXPECT_LT(kept[4 * K], 0.9f);
+  EXPECT_GT(kept[4 * K], 0.0f);
+}
+
+TEST(TrainerLayer, AveragingLeavesUnusedZeroRowsOutWithTheSameMean) {
+  const Index F = 5;
+  const int K = 2;
+  const CsrMatrix x = make_csr(F, {{{0, 1.0f}}, {{1, 2.0f}, {0, 1.0f}}});
+  auto mean = [&](bool skip) {
+    std::vector<float> w(static_cast<std::size_t>(F) * K, 0.0f), b(K, 0.0f);
+    EmbeddingBagLayer layer(w, b, F, K, 0.02, 0.0);
+    layer.start_averaging();
+    EXPECT_EQ(skip && layer.skip_unused_rows(2), skip);
+    const std::vector<float> grads = {0.3f, -0.1f, -0.2f, 0.4f};
+    for (int t = 0; t < 20; ++t) {
+      layer.step(x, std::vector<Index>{0, 1}, grads.data(), 0.2);
+      if (t % 5 == 4) layer.flush();
+    }
+    layer.flush();
+    std::vector<float> out(w.size()), out_b(K);
+    layer.write_average(out, out_b);
+    return out;
+  };
+  EXPECT_EQ(mean(true), mean(false));
+}
+
 // ---------------------------------------------------------------------------
 // shuffle_rows
 

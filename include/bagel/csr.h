@@ -116,7 +116,7 @@ class CsrMatrix {
 
   // Rows that repeat an index get it once, its values summed (canonical_row);
   // returns how many entries that removed. A matrix that repeats none stays
-  // as it is, borrowed arrays included (one parallel pass over the indices).
+  // as it is, borrowed arrays included (one pass over the indices).
   // Throws FileError naming `source` where a sum overflows float32.
   std::int64_t sum_duplicates(const std::string& source);
 
@@ -140,5 +140,9 @@ class CsrMatrix {
   std::vector<float> data_store_;
   std::unique_ptr<MappedFile> mapping_;
 };
+
+// One past the largest column index of `x` (0 when it has no non-zero):
+// the columns from there on are never used (one pass).
+Index columns_used(const CsrMatrix& x);
 
 }  // namespace bagel

@@ -359,6 +359,14 @@ class EmbeddingBagLayer {
   // (O(F K)). Afterwards the weight span holds the true weights.
   void flush();
 
+  // Rows from `rows` on are left out of the passes over every weight
+  // (flush(), a small scale's fold, the averaged sum's closing) where they
+  // hold zeros, and their averaged sums too: no training row may touch
+  // them (features numbered by frequency put the unused ones last). Their
+  // zeros would stay zeros, bit for bit. Returns whether it took effect
+  // (false where a weight there is not zero: a warm start).
+  bool skip_unused_rows(Index rows);
+
   // flush() without its last pass: returns the factor the stored weights
   // still need (1 when none), which the caller must multiply into every
   // stored weight before any other call. The replicas' mean applies it while
@@ -410,6 +418,7 @@ class EmbeddingBagLayer {
   std::span<float> weight_;
   std::span<float> bias_;
   Index num_features_;
+  Index live_rows_;                 // fold() passes over these rows (skip_unused_rows)
   int outputs_;
   detail::BagKernels kernels_;
   bool prefetch_weights_;           // the weights are big enough to miss the cache (prefetch())

@@ -64,8 +64,9 @@ class LazyPenalty {
   bool scale_is_small() const { return is_small(scale_); }
   // Below this the stored weights grow as 1/s and lose float range: fold.
   static bool is_small(double scale) { return scale < kMinScale; }
-  // Applies the scale and all pending L1 to every stored weight (O(F K));
-  // afterwards stored = true weights.
+  // Applies the scale and all pending L1 to every stored weight of `weight`
+  // (O(F K)); afterwards stored = true weights. Rows past it must be zeros
+  // that no step touched (EmbeddingBagLayer::skip_unused_rows).
   void fold(std::span<float> weight);
   // Hands the scale to the caller instead of multiplying it in (see
   // EmbeddingBagLayer::take_scale()): returns it and sets it to 1.

@@ -170,6 +170,10 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
   return total;
 }
 
+void ClassShards::skip_unused_rows(Index rows) {
+  for (Shard& sh : shards_) sh.layer->skip_unused_rows(rows);
+}
+
 void ClassShards::write_model(Model& model) const {
   const int groups = static_cast<int>(shards_.size());
   // Each thread merges one range of features, every group's columns.

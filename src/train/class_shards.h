@@ -60,6 +60,8 @@ class ClassShards {
   // model each time, for a caller that mostly needs it at the end.
   double run_epoch(std::span<const Index> order, const OptimizerConfig& c, const Schedule& schedule,
                    std::int64_t& step, DivergenceWatch& watch, Progress& progress);
+  // EmbeddingBagLayer::skip_unused_rows of every group's layer.
+  void skip_unused_rows(Index rows);
   // The groups' weights and biases merged into `model`, on the groups' threads.
   void write_model(Model& model) const;
   // Whether every weight and bias of every group is finite (a diverged run
