@@ -4,10 +4,13 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "bagel/error.h"
 #include "bagel/input_stream.h"
@@ -23,6 +26,8 @@ constexpr std::size_t kClassesShownInErrors = 5;
 // A stream of labels is taken in blocks of about this size (or what has
 // arrived), so that it is never held twice, as text and as labels.
 constexpr std::size_t kStreamBlockBytes = std::size_t{1} << 20;
+// Every integer up to 2^53 in magnitude is a double; beyond, neighbours share one.
+constexpr std::int64_t kExactInDouble = std::int64_t{1} << 53;
 
 bool is_space(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
@@ -106,6 +111,16 @@ RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   }
   if (h.dtype == DType::kFloat32)
     return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), source)), source);
+  if (h.dtype == DType::kInt64) {
+    // Integers beyond 2^53 by their digits (numeric_label_name), not a double.
+    const std::vector<std::int64_t> ints = npy_to_int64(h, array.payload(), source);
+    const auto beyond = [](std::int64_t v) { return v > kExactInDouble || v < -kExactInDouble; };
+    if (std::any_of(ints.begin(), ints.end(), beyond)) {
+      std::vector<std::string> text(ints.size());
+      for (std::size_t i = 0; i < ints.size(); ++i) text[i] = std::to_string(ints[i]);
+      return make_labels(std::move(text), source);
+    }
+  }
   return make_labels(npy_to_float64(h, array.payload(), source), source);
 }
 
@@ -179,6 +194,64 @@ RawLabels read_stream_labels(const std::string& path) {
   return raw;
 }
 
+// The digits of an integer literal ([+-]?[0-9]+) without its '+' and leading
+// zeros ("-0" is "0"); nullopt for any other text.
+std::optional<std::string> integer_digits(std::string_view text) {
+  std::string sign;
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    if (text.front() == '-') sign = "-";
+    text.remove_prefix(1);
+  }
+  if (text.empty() || !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const std::size_t first = std::min(text.find_first_not_of('0'), text.size() - 1);
+  text.remove_prefix(first);
+  return text == "0" ? std::string(text) : sign + std::string(text);
+}
+
+// The integral double `value` in full decimal digits ("%.0f" is exact in glibc).
+std::string full_digits(double value) {
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "%.0f", value == 0 ? 0.0 : value);
+  return buf;
+}
+
+// The name of a numeric label as written: number_name() of its value, but an
+// integer that a double cannot hold (beyond 2^53, "9007199254740993") keeps
+// its own digits, so that it stays a class apart from its neighbours.
+std::string numeric_label_name(std::string_view text, double value) {
+  if (std::fabs(value) >= static_cast<double>(kExactInDouble)) {
+    const std::optional<std::string> digits = integer_digits(text);
+    if (digits && *digits != full_digits(value)) return *digits;
+  }
+  return number_name(value);
+}
+
+// Numeric class names in order of value. The key is the name's value as a
+// long double, which holds every int64 and every double exactly, so that
+// integers named by their own digits sort between the doubles around them;
+// names of one long double (integers beyond 2^64) by their digits.
+void sort_numeric_names(std::vector<std::string>& names) {
+  struct Keyed {
+    long double value;
+    std::string name;
+  };
+  std::vector<Keyed> keyed;
+  keyed.reserve(names.size());
+  for (std::string& name : names) {
+    long double v = 0;
+    std::from_chars(name.data(), name.data() + name.size(), v);
+    keyed.push_back({v, std::move(name)});
+  }
+  std::sort(keyed.begin(), keyed.end(), [](const Keyed& a, const Keyed& b) {
+    if (a.value != b.value) return a.value < b.value;
+    const bool negative = a.value < 0;  // then both are
+    if (a.name.size() != b.name.size()) return (a.name.size() < b.name.size()) != negative;
+    return negative ? b.name < a.name : a.name < b.name;
+  });
+  for (std::size_t i = 0; i < names.size(); ++i) names[i] = std::move(keyed[i].name);
+}
+
 }  // namespace
 
 namespace detail {
@@ -240,7 +313,7 @@ RawLabels make_labels(std::vector<std::string> text, const std::string& source) 
   }
   raw.numeric = numeric;
   if (numeric) {
-    for (std::size_t i = 0; i < text.size(); ++i) text[i] = number_name(raw.values[i]);
+    for (std::size_t i = 0; i < text.size(); ++i) text[i] = numeric_label_name(text[i], raw.values[i]);
   } else {
     raw.values.clear();
   }
@@ -272,11 +345,12 @@ Classes Classes::fit(const RawLabels& labels) {
   Classes classes;
   classes.numeric = labels.numeric;
   if (labels.numeric) {
-    std::vector<double> values = labels.values;
-    std::sort(values.begin(), values.end());
-    // -0 and 0 are one class (number_name names both "0").
-    values.erase(std::unique(values.begin(), values.end()), values.end());
-    for (double v : values) classes.names.push_back(number_name(v));
+    // The names are canonical (one a value: -0 and 0 are "0"), but integers
+    // beyond 2^53 share a double with their neighbours: one class a name.
+    std::unordered_set<std::string_view> seen;
+    for (const std::string& name : labels.names)
+      if (seen.insert(name).second) classes.names.push_back(name);
+    sort_numeric_names(classes.names);
   } else {
     classes.names = labels.names;
     // std::string compares as unsigned bytes: code point order for UTF-8.

@@ -9,6 +9,7 @@
 
 #include "bagel/error.h"
 #include "bagel/labels.h"
+#include "bagel/npy.h"
 #include "temp_dir.h"
 
 namespace bagel {
@@ -238,6 +239,44 @@ TEST(LabelsClasses, NumericClassesSortByValueNotText) {
   const Classes classes = Classes::fit(make_labels(Names{"10", "9", "-1", "9", "1e1"}, "y"));
   EXPECT_TRUE(classes.numeric);
   EXPECT_EQ(classes.names, (Names{"-1", "9", "10"}));
+}
+
+// 2^53 + 1 has no double: parsed as one it is 2^53, and the two were one
+// class (two product ids, say, trained as one).
+TEST(LabelsClasses, IntegersBeyondTwoToThe53AreClassesOfTheirOwnDigits) {
+  const RawLabels raw = make_labels(Names{"9007199254740993", "9007199254740992", "+0009007199254740993",
+                                          "-9007199254740993", "1.5", "18446744073709551617"},
+                                    "y");
+  EXPECT_TRUE(raw.numeric);
+  EXPECT_EQ(raw.names, (Names{"9007199254740993", "9007199254740992", "9007199254740993",
+                              "-9007199254740993", "1.5", "18446744073709551617"}));
+  const Classes classes = Classes::fit(raw);
+  EXPECT_EQ(classes.names, (Names{"-9007199254740993", "1.5", "9007199254740992",
+                                  "9007199254740993", "18446744073709551617"}));
+  EXPECT_EQ(classes.encode(raw), (std::vector<std::int32_t>{3, 2, 3, 0, 1, 4}));
+  // A double's own integers keep their usual names: 2^60 is "1.152921504606847e+18".
+  EXPECT_EQ(make_labels(Names{"1152921504606846976", "1e3"}, "y").names,
+            (Names{"1.152921504606847e+18", "1000"}));
+}
+
+TEST(LabelsClasses, BeyondLongDoubleIntegersSortByTheirDigits) {
+  // 2^64 + 1 and 2^64 + 2 share a long double too.
+  const Classes classes = Classes::fit(make_labels(
+      Names{"18446744073709551618", "18446744073709551617", "-18446744073709551618",
+            "-18446744073709551617"}, "y"));
+  EXPECT_EQ(classes.names, (Names{"-18446744073709551618", "-18446744073709551617",
+                                  "18446744073709551617", "18446744073709551618"}));
+}
+
+TEST(LabelsNpy, Int64LabelsBeyondTwoToThe53KeepTheirDigits) {
+  TempDir dir;
+  const std::vector<std::int64_t> values{9007199254740993, 9007199254740992, -3};
+  std::string bytes = npy_header("<i8", {3});
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(std::int64_t));
+  const RawLabels raw = read_labels(dir.write("y.npy", bytes));
+  EXPECT_TRUE(raw.numeric);
+  EXPECT_EQ(raw.names, (Names{"9007199254740993", "9007199254740992", "-3"}));
+  EXPECT_EQ(Classes::fit(raw).names, (Names{"-3", "9007199254740992", "9007199254740993"}));
 }
 
 TEST(LabelsClasses, StringClassesSortByCodePoint) {

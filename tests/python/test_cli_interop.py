@@ -51,6 +51,35 @@ def test_numeric_classes_keep_their_names_across(tmp_path):
     np.testing.assert_array_equal(loaded.predict(x), clf.predict(x))
 
 
+def test_integer_classes_beyond_two_to_the_53_stay_apart(tmp_path):
+    # 2**53 + 1 has no float: named through one, it was the class 2**53, and a
+    # model saved with both loaded as two classes 2**53.
+    rng = np.random.default_rng(4)
+    x = sp.random(400, 30, density=0.2, format="csr", random_state=5, dtype=np.float32)
+    ids = np.array([2**53, 2**53 + 1, 2**60 + 1])
+    y = ids[np.argmax(x @ rng.normal(size=(30, 3)), axis=1)]
+    clf = bagel.BagelClassifier().fit(x, y)
+    clf.save(tmp_path / "m")
+    names = json.loads((tmp_path / "m" / "model.json").read_text())["classes"]
+    assert names == ["9007199254740992", "9007199254740993", "1152921504606846977"]
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.classes_.tolist() == ids.tolist()
+    np.testing.assert_array_equal(loaded.predict(x), clf.predict(x))
+    # The CLI reads the same digits as the same classes, and trains on them too.
+    sp.save_npz(tmp_path / "x.npz", x)
+    (tmp_path / "y.txt").write_text("".join(f"{v}\n" for v in y))
+    classes, _, pred = bagel_predict(tmp_path / "m", tmp_path / "x.npz", tmp_path)
+    assert classes == names
+    np.testing.assert_array_equal(pred, clf.predict(x).astype(str))
+    (tmp_path / "cfg.json").write_text(json.dumps(
+        {"train": {"features": str(tmp_path / "x.npz"), "labels": str(tmp_path / "y.txt")},
+         "output": str(tmp_path / "cli")}))
+    run_bagel("train", "--config", tmp_path / "cfg.json", "--quiet")
+    cli = bagel.load(tmp_path / "cli")
+    assert cli.classes_.tolist() == ids.tolist()
+    np.testing.assert_array_equal(cli.coef_, clf.coef_)
+
+
 def test_cli_model_loads_in_python_and_predicts_the_same(multi, tmp_path):
     run_bagel("train", "--config", ROOT / "configs/example.json", "-o", tmp_path / "cli",
               "--quiet", "--set", "optimizer.epochs=2")

@@ -49,19 +49,38 @@ def _plain(value):
 
 def _class_name(label) -> str:
     """The name bagel's model.json gives a class (labels.h): numbers by
-    their shortest round-trip decimal, so that the CLI reads them back."""
+    their shortest round-trip decimal, so that the CLI reads them back; an
+    integer that a float cannot hold (beyond 2^53) by its own digits."""
+    if isinstance(label, (numbers.Integral, np.integer)) and not isinstance(label, (bool, np.bool_)):
+        value = int(label)
+        return _core.number_name(float(value)) if float(value) == value else str(value)
     if isinstance(label, (numbers.Real, np.number)) and not isinstance(label, (bool, np.bool_)):
         return _core.number_name(float(label))
     return str(label)
 
 
+def _name_value(name: str):
+    """A numeric class name's value: digits as an exact int, else a float,
+    an int where it is whole."""
+    try:
+        return int(name)
+    except ValueError:
+        value = float(name)
+        return int(value) if value.is_integer() else value
+
+
 def _classes_from_names(names, numeric: bool) -> np.ndarray:
     """classes_ of a model read from disk: numbers where bagel found numbers
-    (integers as integers), strings otherwise."""
+    (integers as integers, exactly), strings otherwise."""
     if not numeric:
         return np.array(names)
-    values = np.array([float(n) for n in names])
-    return values.astype(np.int64) if np.all(values == np.round(values)) else values
+    values = [_name_value(n) for n in names]
+    if not all(isinstance(v, int) for v in values):
+        return np.array(values, dtype=np.float64)
+    try:
+        return np.array(values, dtype=np.int64)
+    except OverflowError:  # labels of a text file beyond int64
+        return np.array(values, dtype=object)
 
 
 def _check_targets(y) -> None:
