@@ -104,11 +104,17 @@ Dataset encode(const std::string& name, LabeledData data, const Classes& classes
   return d;
 }
 
-// Row weights from the config's class weights and the rows' own weights.
+// Row weights from the config's class weights and the rows' own weights
+// (from `source`). All of them 0 would train nothing but the L2 decay.
 void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
-                std::span<const float> sample_weight) {
+                std::span<const float> sample_weight, const std::string& source) {
   data.class_weight = class_weights(optimizer.class_weight, data.classes, data.train.y);
   data.train.weight = row_weights(data.class_weight, data.train.y, sample_weight);
+  const std::vector<float>& w = data.train.weight;
+  if (!w.empty() && std::all_of(w.begin(), w.end(), [](float v) { return v == 0; }))
+    throw FileError(sample_weight.empty() ? "optimizer.class_weight" : source,
+                    "every training row has weight 0 (its sample weight times its class's "
+                    "weight): there is nothing to learn from");
 }
 
 // Before training: the classes within kMaxClasses, the weights (features of
@@ -142,13 +148,13 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   check_in_memory(train, classes.size());
   if (valid) check_in_memory(*valid, classes.size());
   if (!sample_weight.empty())
-    check_sample_weights(sample_weight, train.x.rows(), train.name + " sample_weight");
+    check_sample_weights(sample_weight, train.x.rows(), "sample_weight");
   TrainingData out;
   out.classes = std::move(classes);
   out.train = std::move(train);
   out.valid = std::move(valid);
   check_model_fits(out, out.train.name, out.valid ? out.valid->name : "");
-  weigh_rows(out, config.optimizer, sample_weight);
+  weigh_rows(out, config.optimizer, sample_weight, "sample_weight");
   return out;
 }
 
@@ -207,7 +213,8 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
   out.train = encode("train", std::move(train_raw), out.classes);
   const std::vector<float> sample_weight =
       combined_weights(config.train, out.train.x.rows(), std::move(text_weight));
-  weigh_rows(out, config.optimizer, sample_weight);
+  weigh_rows(out, config.optimizer, sample_weight,
+             config.train.sample_weights.empty() ? out.train.name : config.train.sample_weights);
   if (config.valid && out.vectorizer) {
     TextCorpus text = read_text_split(*config.valid);
     out.valid = encode("valid", text_features(text, out.vectorizer->transform(text.documents.views(),

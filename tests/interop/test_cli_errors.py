@@ -104,6 +104,17 @@ class ErrorLines(unittest.TestCase):
         proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-l", empty)
         self.assert_error(proc, 1, f"{empty}: the labels file is empty")
 
+    def test_weights_that_are_all_zero_name_their_file(self):
+        zeros = self.dir / "zeros.weights"
+        zeros.write_text("0\n" * 100)
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m3",
+                         "--set", f"train.sample_weights={zeros}")
+        self.assert_error(proc, 1, f"{zeros}: every training row has weight 0")
+        self.assertFalse((self.dir / "m3").exists())
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m4",
+                         "--set", 'optimizer.class_weight={"yes": 0, "no": 0}')
+        self.assert_error(proc, 1, "optimizer.class_weight: every training row has weight 0")
+
     def test_an_npy_given_as_features_says_it_is_an_npy(self):
         dense = self.dir / "dense.npy"
         np.save(dense, self.x.toarray())

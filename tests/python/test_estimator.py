@@ -284,8 +284,17 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
         bagel.BagelClassifier(patience=2).fit(x, y)
     with pytest.raises(ValueError, match="y: needs at least 2 classes, found 1 class"):
         bagel.BagelClassifier().fit(x, np.full(x.shape[0], "a"))
-    with pytest.raises(ValueError, match="sample_weight"):
+    with pytest.raises(TypeError, match=r"^seed: expected an integer >= 0, found RandomState"):
+        bagel.BagelClassifier(seed=np.random.RandomState(0)).fit(x, y)
+    with pytest.raises(ValueError, match=r"^l2: expected a number, found object"):
+        bagel.BagelClassifier(l2=object()).fit(x, y)
+    with pytest.raises(ValueError, match=r"^sample_weight: row 1: expected a finite weight >= 0"):
         bagel.BagelClassifier().fit(x, y, sample_weight=-np.ones(x.shape[0]))
+    with pytest.raises(ValueError, match=r"^sample_weight: every training row has weight 0"):
+        bagel.BagelClassifier().fit(x, y, sample_weight=np.zeros(x.shape[0]))
+    classes = np.unique(y)
+    with pytest.raises(ValueError, match=r"^optimizer.class_weight: every training row has weight 0"):
+        bagel.BagelClassifier(class_weight={c: 0 for c in classes}).fit(x, y)
 
 
 def test_rows_scaled_far_below_unit_norm_learn_as_the_counts_do(multi):

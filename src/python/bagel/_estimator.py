@@ -30,6 +30,11 @@ _MODEL_KEYS = ("layer", "multiclass")
 _OPTIMIZER_KEYS = [k for k in _DEFAULTS if k not in _MODEL_KEYS]
 
 
+# What a parameter that json cannot write was expected to be, for its error.
+_EXPECTED = {"seed": "an integer >= 0", "threads": "an integer in [0, 1024]",
+             "class_weight": "None, \"balanced\" or a dict of class: weight"}
+
+
 # scikit-learn's estimator check that BagelClassifier fails by design, by its
 # names in scikit-learn 1.2 to 1.5 and from 1.6 on, with the reason.
 _ZERO_WEIGHTS = ("zero sample_weight is not equivalent to removing samples: rows of weight 0 "
@@ -40,6 +45,15 @@ EXPECTED_FAILED_CHECKS = {
     "check_sample_weight_equivalence_on_dense_data": _ZERO_WEIGHTS,
     "check_sample_weight_equivalence_on_sparse_data": _ZERO_WEIGHTS,
 }
+
+
+def _expected(key: str) -> str:
+    if key in _EXPECTED:
+        return _EXPECTED[key]
+    default = _DEFAULTS.get(key)
+    if isinstance(default, bool):
+        return "true or false"
+    return "a number" if isinstance(default, (int, float)) else "a number or a string"
 
 
 def _plain(value):
@@ -241,6 +255,11 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         for key, value in optimizer.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise _core.InvalidParameterError(f"{key}: expected a finite number, found {value}")
+            if not isinstance(value, (type(None), bool, int, float, str, list, dict)):
+                # json cannot write it (a RandomState as seed, say): the core's
+                # message for a value of the wrong kind, under the key's name.
+                raise _core.InvalidParameterError(
+                    f"{key}: expected {_expected(key)}, found {type(value).__name__} {value!r}")
         if isinstance(self.class_weight, dict):
             optimizer["class_weight"] = {_class_name(k): _plain(v)
                                          for k, v in self.class_weight.items()}
