@@ -284,4 +284,71 @@ TEST(LossOneVsRest, MatchesLibmFormulasAcrossChunksAndClassCounts) {
 }
 
 }  // namespace
+// LossSum's one log of many factors against a log a row, summed in long
+// double: tiny losses keep their digits (1 + 1e-13 alone would lose 0.06%
+// of each), and products past 2^900 are folded before they overflow.
+TEST(LossSum, AsExactAsALogARowForTinyAndLargeFactors) {
+  std::mt19937_64 rng(5);
+  for (const double scale : {1e-13, 1e-6, 0.5}) {
+    LossSum sum(2.0);
+    long double expected = 2.0L;
+    std::uniform_real_distribution<double> u(0.0, scale);
+    for (int i = 0; i < 5000; ++i) {
+      const double e = u(rng);
+      sum.add_log1p(e);
+      expected += std::log1p(static_cast<long double>(e));
+    }
+    const double got = sum.total();
+    EXPECT_NEAR(got, static_cast<double>(expected), 4e-16 * std::abs(static_cast<double>(expected)) + 1e-30)
+        << scale;
+  }
+  // Products of factors up to 2^16 (one-vs-rest chunks), 3000 of them:
+  // 2^900 is passed every 56 factors or more.
+  LossSum big;
+  long double expected = 0;
+  std::uniform_real_distribution<double> u(1.0, 65536.0);
+  for (int i = 0; i < 3000; ++i) {
+    const double f = u(rng);
+    big.add_log_of(f);
+    expected += std::log(static_cast<long double>(f));
+  }
+  const double got = big.total();
+  ASSERT_TRUE(std::isfinite(got));
+  EXPECT_NEAR(got, static_cast<double>(expected), 1e-14 * static_cast<double>(expected));
+  // Nothing pending: total() is the sum, and stays it.
+  EXPECT_EQ(big.total(), got);
+  // A weighted row's loss goes in with one rounding, as weigh_row adds it.
+  LossSum weighted(1.0);
+  weighted.add_weighted(0.1, 3.0);
+  EXPECT_EQ(weighted.total(), std::fma(0.1, 3.0, 1.0));
+}
+
+TEST(LossSum, NonFiniteFactorsMakeTheSumNaN) {
+  LossSum sum(1.0);
+  sum.add_log1p(std::numeric_limits<double>::quiet_NaN());
+  sum.add_log1p(0.5);
+  EXPECT_TRUE(std::isnan(sum.total()));
+}
+
+// The heads give the same row loss either way, to rounding: the log term
+// now (LogsNow) or left in a LossSum.
+TEST(LossSum, EveryHeadLeavesItsLogTermInTheSum) {
+  std::mt19937_64 rng(9);
+  std::normal_distribution<float> n(0.0f, 4.0f);
+  for (const Head head : {Head::kSigmoid, Head::kOneVsRest, Head::kSoftmax}) {
+    const int k = head == Head::kSigmoid ? 1 : 20;
+    std::vector<float> z(static_cast<std::size_t>(k)), g1(z.size()), g2(z.size());
+    double now = 0;
+    LossSum later;
+    for (int row = 0; row < 200; ++row) {
+      for (float& v : z) v = n(rng);
+      const auto y = static_cast<std::int32_t>(row % (head == Head::kSigmoid ? 2 : k));
+      now += head_loss_and_grad(z.data(), y, g1.data(), k, head);
+      later.add(head_loss_and_grad(z.data(), y, g2.data(), k, head, later));
+      EXPECT_EQ(g1, g2);  // the gradients are the same bits
+    }
+    EXPECT_NEAR(later.total(), now, 1e-13 * std::abs(now)) << static_cast<int>(head);
+  }
+}
+
 }  // namespace bagel

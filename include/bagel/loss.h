@@ -13,6 +13,7 @@
 
 #include "bagel/exp_nonpositive.h"
 #include "bagel/libm_calls.h"
+#include "bagel/madd.h"
 #include "bagel/row_width.h"
 
 namespace bagel {
@@ -21,6 +22,72 @@ namespace bagel {
 // a stack array, so that one loop computes them all (vectorised) and the
 // sums that follow keep their order.
 inline constexpr int kHeadChunk = 16;
+
+// A sum of row losses whose log terms are taken together. Each head's log
+// term is the log of a factor >= 1 (binary: 1 + e; one-vs-rest: a chunk's
+// product of 1 + e; softmax: the sum of the exps, at most K), and the log of
+// the product of many of them costs one libm call where a call a row was
+// 8-11% of a training loop (binary and 20 classes, data/PERFORMANCE.md). The
+// product is kept as a double-double (hi + lo, the rounding error of each
+// multiply and of 1 + e carried in lo), so the sum is as exact as adding each
+// row's log: a row's loss of 1e-12 keeps its digits. It is folded into the
+// sum before it could pass double's range (a factor is at most 2^16 or K).
+class LossSum {
+ public:
+  explicit LossSum(double start = 0) : sum_(start) {}
+  void add(double loss) { sum_ += loss; }
+  // sum += loss * w, in one rounding (madd.h).
+  void add_weighted(double loss, double w) { sum_ = detail::madd(sum_, loss, w); }
+  // Adds log(factor + residual), |residual| tiny against factor.
+  void add_log_of(double factor, double residual = 0) {
+    const double hi = hi_ * factor;
+    lo_ = detail::madd(detail::madd(std::fma(hi_, factor, -hi), lo_, factor), hi_, residual);
+    hi_ = hi;
+    if (hi_ > 0x1p900) fold();
+  }
+  // Adds log1p(e) for e in [0, 1]: 1 + e and its exact rounding error.
+  void add_log1p(double e) {
+    const double f = 1.0 + e;
+    add_log_of(f, e - (f - 1.0));
+  }
+  // The sum with every log term in it.
+  double total() {
+    fold();
+    return sum_;
+  }
+
+ private:
+  void fold() {
+    if (hi_ == 1 && lo_ == 0) return;
+    sum_ += libm::log(hi_) + lo_ / hi_;  // log(hi + lo), lo / hi within 1e-15
+    hi_ = 1;
+    lo_ = 0;
+  }
+  double sum_;
+  double hi_ = 1, lo_ = 0;
+};
+
+namespace detail {
+
+// The heads' log terms: computed at once (a row's own loss), or into a
+// LossSum, where the head returns the rest of the row's loss.
+struct LogsNow {
+  static double log1p(double e) { return libm::log1p(e); }
+  static double log(double x) { return libm::log(x); }
+};
+struct LogsInto {
+  LossSum& sum;
+  double log1p(double e) const {
+    sum.add_log1p(e);
+    return 0;
+  }
+  double log(double x) const {
+    sum.add_log_of(x);
+    return 0;
+  }
+};
+
+}  // namespace detail
 
 // How a model turns its logits into class probabilities and a loss.
 enum class Head { kSigmoid, kSoftmax, kOneVsRest };
@@ -55,14 +122,19 @@ inline double sigmoid_from(double z, double e) { return (z >= 0 ? 1.0 : e) / (1.
 //   dloss/dz = s(z) - y
 struct BinaryLogLoss {
   static constexpr int outputs_for(int /*num_classes*/) { return 1; }
-  // Writes dloss/dz into grad[0]; returns the loss.
-  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto /*k*/) {
+  // Writes dloss/dz into grad[0]; returns the loss (its log term through
+  // `logs`: detail::LogsInto leaves it in a LossSum).
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto /*k*/,
+                              const auto& logs) {
     // sigmoid(z) and softplus(z) from one exp(-|z|) (the functions above
     // compute the same with libm's exp).
     const double zd = z[0];
     const double e = exp_nonpositive(-std::abs(zd));
     grad[0] = static_cast<float>(sigmoid_from(zd, e) - y);
-    return detail::madd(std::max(zd, 0.0) + libm::log1p(e), -double(y), zd);  // madd.h
+    return detail::madd(std::max(zd, 0.0) + logs.log1p(e), -double(y), zd);  // madd.h
+  }
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
+    return loss_and_grad(z, y, grad, k, detail::LogsNow{});
   }
   // Class probabilities [1 - p, p] from the logit.
   static void probabilities(const float* z, double* proba, int /*k*/) {
@@ -78,6 +150,10 @@ struct BinaryLogLoss {
 struct SoftmaxCrossEntropy {
   static constexpr int outputs_for(int num_classes) { return num_classes; }
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
+    return loss_and_grad(z, y, grad, k, detail::LogsNow{});
+  }
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k,
+                              const auto& logs) {
     double m = z[0];
     for (int i = 1; i < k; ++i) m = std::max<double>(m, z[i]);
     // One exp per class (they were most of the head's time at K = 20): grad
@@ -100,7 +176,7 @@ struct SoftmaxCrossEntropy {
     const double inv = 1.0 / sum;
     for (int i = 0; i < k; ++i) grad[i] = static_cast<float>(grad[i] * inv);
     grad[y] -= 1.0f;
-    return libm::log(sum) + m - z[y];
+    return logs.log(sum) + m - z[y];
   }
   // The exps in a loop of their own, which vectorises (as in loss_and_grad).
   static void probabilities(const float* z, double* proba, int k) {
@@ -127,6 +203,10 @@ struct OneVsRestLogLoss {
   // by at most ~K * 1e-16. The exp values, then the gradients, are loops
   // without a sum in them, which the compiler vectorises.
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
+    return loss_and_grad(z, y, grad, k, detail::LogsNow{});
+  }
+  static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k,
+                              const auto& logs) {
     double loss = 0;
     for_output_chunks<kHeadChunk>(k, [&](int i0, Width auto n) {
       double e[kHeadChunk];
@@ -137,7 +217,7 @@ struct OneVsRestLogLoss {
         loss += std::max(static_cast<double>(z[i0 + j]), 0.0);
         product *= 1.0 + e[j];
       }
-      loss += libm::log(product);
+      loss += logs.log(product);
       if (y >= i0 && y < i0 + n) {
         const double zy = z[y];
         const double ey = e[y - i0];
@@ -172,13 +252,22 @@ inline double loss_at_zero(Head head, int num_classes) {
 
 // Loss and dloss/dz of one row.
 inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto outputs,
-                                 Head head) {
+                                 Head head, const auto& logs) {
   switch (head) {
-    case Head::kSigmoid: return BinaryLogLoss::loss_and_grad(z, y, grad, 1);
-    case Head::kOneVsRest: return OneVsRestLogLoss::loss_and_grad(z, y, grad, outputs);
+    case Head::kSigmoid: return BinaryLogLoss::loss_and_grad(z, y, grad, 1, logs);
+    case Head::kOneVsRest: return OneVsRestLogLoss::loss_and_grad(z, y, grad, outputs, logs);
     case Head::kSoftmax: break;
   }
-  return SoftmaxCrossEntropy::loss_and_grad(z, y, grad, outputs);
+  return SoftmaxCrossEntropy::loss_and_grad(z, y, grad, outputs, logs);
+}
+inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto outputs,
+                                 Head head) {
+  return head_loss_and_grad(z, y, grad, outputs, head, detail::LogsNow{});
+}
+// The same, its log term left in `sum`: returns the rest of the row's loss.
+inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto outputs,
+                                 Head head, LossSum& sum) {
+  return head_loss_and_grad(z, y, grad, outputs, head, detail::LogsInto{sum});
 }
 
 // Class probabilities (num_classes values) of one row from its logits.

@@ -341,6 +341,23 @@ inline void weigh_row(double loss, float* grad, Width auto k, std::span<const fl
   for (int i = 0; i < k; ++i) grad[i] *= w;
   loss_sum = detail::madd(loss_sum, loss, double(w));
 }
+inline void weigh_row(double loss, float* grad, Width auto k, std::span<const float> weights,
+                      Index row, LossSum& loss_sum) {
+  if (weights.empty()) {
+    loss_sum.add(loss);
+    return;
+  }
+  const float w = weights[static_cast<std::size_t>(row)];
+  for (int i = 0; i < k; ++i) grad[i] *= w;
+  loss_sum.add_weighted(loss, double(w));
+}
+
+// The row's loss and gradient: unweighted, its log term is left in `sum`
+// (LossSum); a weighted row's loss is its own, times its weight.
+inline double row_loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k,
+                                Head head, bool weighted, LossSum& sum) {
+  return weighted ? head_loss_and_grad(z, y, grad, k, head) : head_loss_and_grad(z, y, grad, k, head, sum);
+}
 
 // A running report (and divergence check) every this many batches.
 inline constexpr std::size_t kReportBatches = 256;
@@ -409,6 +426,10 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
         return true;
       }
     }
+    // Folded (LossSum::total) where the fixed-width loop's row runs end, at
+    // the reports and the window's end, so that both sum alike.
+    LossSum sum(loss_sum);
+    const bool weighted = !data.weight.empty();
     for (std::size_t begin = 0; begin < n; begin += batch_size) {
       const std::size_t count = std::min<std::size_t>(batch_size, n - begin);
       const std::span<const Index> rows = all.subspan(begin, count);
@@ -419,21 +440,23 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
       const double eta = schedule.eta(clock.next());
       for (std::size_t b = 0; b < count; ++b) {
         float* grad = scratch.grads.data() + b * k;
-        const double loss =
-            head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
+        const double loss = row_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k,
+                                              scratch.head, weighted, sum);
         limited +=
             limit_logit_step(grad, k, x.row(rows[b]), eta / double(count), layer.bias_rate());
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
-        weigh_row(loss, grad, k, data.weight, order[offset + begin + b], loss_sum);
+        weigh_row(loss, grad, k, data.weight, order[offset + begin + b], sum);
       }
       layer.step(x, rows, scratch.grads.data(), eta, thread);
       const std::size_t done = offset + begin + count;
       seen = done;
       if (((offset + begin) / batch_size) % kReportBatches == 0) {
+        loss_sum = sum.total();
         report(done, loss_sum / double(done));
         if (!watch.ok(static_cast<std::int64_t>(done), loss_sum / double(done), limited)) return false;
       }
     }
+    loss_sum = sum.total();
     return true;
   }, in_order, ahead);
   // The whole pass, however few its rows (an epoch of 20 rows has no check above).

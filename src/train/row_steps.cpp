@@ -20,6 +20,8 @@ void train_rows_fixed(const RowPass& p, std::size_t begin, std::size_t end, doub
   float* z = p.scratch.logits.data();
   float* grad = p.scratch.grads.data();
   const std::size_t n = p.rows.size();
+  const bool weighted = !p.weights.empty();
+  LossSum sum(loss_sum);
   for (std::size_t i = begin; i < end; ++i) {
     const std::size_t next = i + 1;
     if (p.scattered) prefetch_ahead(p.x, p.y, p.rows, next, 1);
@@ -27,12 +29,13 @@ void train_rows_fixed(const RowPass& p, std::size_t begin, std::size_t end, doub
     const RowView row = p.x.row(p.rows[i]);
     p.layer.forward_row(row, z, p.thread, k);
     const double eta = p.schedule.eta(p.clock.next());
-    const double loss = head_loss_and_grad(z, p.y[p.rows[i]], grad, k, p.scratch.head);
+    const double loss = row_loss_and_grad(z, p.y[p.rows[i]], grad, k, p.scratch.head, weighted, sum);
     limited += limit_logit_step(grad, k, row, eta, p.layer.bias_rate());  // reach eta / B, B = 1
-    weigh_row(loss, grad, k, p.weights, p.original[i], loss_sum);
+    weigh_row(loss, grad, k, p.weights, p.original[i], sum);
     p.layer.step_row(row, grad, eta, p.thread, k);
     if (p.touched != nullptr) p.touched->record(row);
   }
+  loss_sum = sum.total();
 }
 
 template <int... K>
