@@ -14,6 +14,7 @@
 #include "bagel/predict.h"
 #include "csr_arrays.h"
 #include "fit.h"
+#include "label_ids.h"
 
 namespace py = pybind11;
 
@@ -215,6 +216,25 @@ PYBIND11_MODULE(_core, m) {
         py::arg("indptr").noconvert(), py::arg("indices").noconvert(), py::arg("data").noconvert(),
         py::arg("n_columns"),
         "Where the matrix that fit and predict read lies: the buffers' addresses (for tests)");
+
+  m.def("first_seen",
+        [](const py::array& y) {
+          const char kind = y.dtype().kind();
+          if (y.ndim() != 1 || (kind != 'U' && kind != 'S') ||
+              !(y.flags() & py::array::c_style))
+            throw py::type_error("first_seen: expected a contiguous 1-d array of strings");
+          const auto rows = static_cast<std::size_t>(y.shape(0));
+          const auto size = static_cast<std::size_t>(y.itemsize());
+          const FirstSeen seen = first_seen(
+              std::span(static_cast<const std::byte*>(y.data()), rows * size), rows, size);
+          return py::make_tuple(py::array_t<std::int64_t>(static_cast<py::ssize_t>(seen.first.size()),
+                                                          seen.first.data()),
+                                py::array_t<std::int32_t>(static_cast<py::ssize_t>(seen.ids.size()),
+                                                          seen.ids.data()));
+        },
+        py::arg("y"),
+        "(first, ids) of a 1-d array of strings: the row where each distinct label first "
+        "appears, and each row's label as an index into first");
 
   m.def("default_parameters", [] { return default_parameters().dump(); },
         "The optimizer's and model's defaults (JSON), as a config file resolves them");
