@@ -91,6 +91,14 @@ def test_float32_int32_csr_is_read_in_place(multi, monkeypatch):
     assert np.shares_memory(indices, x.indices) and np.shares_memory(data, x.data)
     assert bagel._core.csr_addresses(indptr, indices, data, cols) == (
         x.indptr.ctypes.data, x.indices.ctypes.data, x.data.ctypes.data)
+    # Integer counts (CountVectorizer's int64): only the values are converted,
+    # the row pointers and indices are read in place.
+    counts = x.astype(np.int64)
+    seen.clear()
+    bagel.BagelClassifier(epochs=1).fit(counts, y)
+    assert seen[0][0] is counts.indptr and np.shares_memory(seen[0][1], counts.indices)
+    assert seen[0][2].dtype == np.float32
+    np.testing.assert_array_equal(seen[0][2], counts.data)
     # The core converts nothing: float64 data is a TypeError, not a copy.
     with pytest.raises(TypeError):
         bagel._core.csr_addresses(indptr, indices, data.astype(np.float64), cols)
@@ -335,3 +343,19 @@ def test_defaults_are_the_librarys():
     lib = json.loads(bagel._core.default_parameters())
     for key, value in lib.items():
         assert defaults[key] == value, key
+
+
+@pytest.mark.parametrize("y", [
+    np.array(["b", "a", "é", "B", "ab", "a", "\u20ac", "b"]),
+    np.array([b"x", b"y\xff", b"x", b"", b"y"]),
+    np.array(["only"]),
+])
+def test_string_labels_are_encoded_as_numpy_unique_encodes_them(y):
+    # fit finds the distinct strings by hashing their bytes and sorts only
+    # those: classes_ and the row ids must be np.unique's.
+    from bagel._estimator import _classes_and_ids
+    classes, ids = _classes_and_ids(y)
+    expected_classes, expected_ids = np.unique(y, return_inverse=True)
+    np.testing.assert_array_equal(classes, expected_classes)
+    np.testing.assert_array_equal(ids, expected_ids)
+    assert classes.dtype == y.dtype
