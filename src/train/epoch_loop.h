@@ -332,16 +332,6 @@ struct Diverged {
 // branch per row, not per non-zero; unweighted data has no weights at all.
 // Adds the row's loss to `loss_sum` (with one rounding: madd.h).
 inline void weigh_row(double loss, float* grad, Width auto k, std::span<const float> weights,
-                      Index row, double& loss_sum) {
-  if (weights.empty()) {
-    loss_sum += loss;
-    return;
-  }
-  const float w = weights[static_cast<std::size_t>(row)];
-  for (int i = 0; i < k; ++i) grad[i] *= w;
-  loss_sum = detail::madd(loss_sum, loss, double(w));
-}
-inline void weigh_row(double loss, float* grad, Width auto k, std::span<const float> weights,
                       Index row, LossSum& loss_sum) {
   if (weights.empty()) {
     loss_sum.add(loss);

@@ -65,8 +65,9 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
           const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
           row_limited[b] =
               limit_logit_step(grad, k, x->row(rows[b]), reach, layer.bias_rate());
-          row_loss[b] = 0.0;
-          weigh_row(loss, grad, k, data.weight, part[begin + b], row_loss[b]);
+          LossSum one;  // the row's own, its log taken at once
+          weigh_row(loss, grad, k, data.weight, part[begin + b], one);
+          row_loss[b] = one.total();
         }
         team.barrier();
         if (tid == 0) {
