@@ -100,8 +100,8 @@ def _classes_from_names(names, numeric: bool) -> np.ndarray:
 def _check_targets(y) -> None:
     """scikit-learn's check_classification_targets, except for a 1-D array of
     strings (what validate_data leaves of y), which is always a classification
-    target: the check sorts the labels (np.unique), as much as fit's own
-    encoding costs (4 ms for 20,000 labels)."""
+    target: the check sorts the labels (np.unique: 3 ms for 20,000 labels, four
+    times fit's own encoding, _classes_and_ids)."""
     if not (isinstance(y, np.ndarray) and y.ndim == 1 and y.dtype.kind in "US"):
         check_classification_targets(y)
 
@@ -209,7 +209,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit")
         try:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=VALUE, reset=first)
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=first)
             _check_targets(y)
             if first:
                 known = np.unique(classes)
@@ -252,7 +252,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
             raise ValueError("eval_set: expected a pair (X_valid, y_valid)")
         Xv, yv = eval_set
-        Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=VALUE, reset=False)
+        Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=_checked_dtype(Xv), reset=False)
         return (*csr_arrays(Xv), self._encode(yv, classes, "eval_set"))
 
     @staticmethod
@@ -316,7 +316,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input.")
             return csr_arrays(X)
-        return csr_arrays(validate_data(self, X, accept_sparse="csr", dtype=VALUE, reset=False))
+        return csr_arrays(validate_data(self, X, accept_sparse="csr", dtype=_checked_dtype(X), reset=False))
 
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities, columns in classes_ order."""
