@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -96,6 +97,20 @@ std::vector<double> float32_as_decimal(const std::vector<float>& values) {
   return out;
 }
 
+// The integers' digits where one of them is beyond what a double holds
+// exactly; nullopt where doubles hold them all.
+template <class Int>
+std::optional<std::vector<std::string>> integers_beyond_double(const std::vector<Int>& ints) {
+  const auto beyond = [](Int v) {
+    if constexpr (std::is_signed_v<Int>) return v > kExactInDouble || v < -kExactInDouble;
+    else return v > static_cast<std::uint64_t>(kExactInDouble);
+  };
+  if (std::none_of(ints.begin(), ints.end(), beyond)) return std::nullopt;
+  std::vector<std::string> text(ints.size());
+  for (std::size_t i = 0; i < ints.size(); ++i) text[i] = std::to_string(ints[i]);
+  return text;
+}
+
 RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   const NpyHeader& h = array.header;
   if (h.shape.size() != 1)
@@ -111,16 +126,13 @@ RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   }
   if (h.dtype == DType::kFloat32)
     return make_labels(float32_as_decimal(npy_to_float32(h, array.payload(), source)), source);
-  if (h.dtype == DType::kInt64) {
-    // Integers beyond 2^53 by their digits (numeric_label_name), not a double.
-    const std::vector<std::int64_t> ints = npy_to_int64(h, array.payload(), source);
-    const auto beyond = [](std::int64_t v) { return v > kExactInDouble || v < -kExactInDouble; };
-    if (std::any_of(ints.begin(), ints.end(), beyond)) {
-      std::vector<std::string> text(ints.size());
-      for (std::size_t i = 0; i < ints.size(); ++i) text[i] = std::to_string(ints[i]);
-      return make_labels(std::move(text), source);
-    }
-  }
+  // 64-bit integers beyond 2^53 by their digits (numeric_label_name), not a double.
+  if (h.dtype == DType::kInt64)
+    if (auto digits = integers_beyond_double(npy_to_int64(h, array.payload(), source)))
+      return make_labels(std::move(*digits), source);
+  if (h.dtype == DType::kUInt64)
+    if (auto digits = integers_beyond_double(npy_to_uint64(h, array.payload(), source)))
+      return make_labels(std::move(*digits), source);
   return make_labels(npy_to_float64(h, array.payload(), source), source);
 }
 

@@ -326,6 +326,8 @@ constexpr const char* type_name() {
     return "int32";
   else if constexpr (std::is_same_v<Dst, std::int64_t>)
     return "int64";
+  else if constexpr (std::is_same_v<Dst, std::uint64_t>)
+    return "uint64";
   else if constexpr (std::is_same_v<Dst, float>)
     return "float32";
   else
@@ -604,6 +606,11 @@ std::vector<std::int32_t> npy_to_int32(const NpyHeader& h, std::span<const std::
 std::vector<std::int64_t> npy_to_int64(const NpyHeader& h, std::span<const std::byte> payload,
                                        const std::string& source, const std::string& key) {
   return to_numeric<std::int64_t>(h, payload, Where{source, key});
+}
+
+std::vector<std::uint64_t> npy_to_uint64(const NpyHeader& h, std::span<const std::byte> payload,
+                                         const std::string& source, const std::string& key) {
+  return to_numeric<std::uint64_t>(h, payload, Where{source, key});
 }
 
 std::vector<double> npy_to_float64(const NpyHeader& h, std::span<const std::byte> payload,

@@ -279,6 +279,27 @@ TEST(LabelsNpy, Int64LabelsBeyondTwoToThe53KeepTheirDigits) {
   EXPECT_EQ(Classes::fit(raw).names, (Names{"-3", "9007199254740992", "9007199254740993"}));
 }
 
+TEST(LabelsNpy, UInt64LabelsBeyondTwoToThe53KeepTheirDigits) {
+  TempDir dir;
+  // 2^64 - 1 and 2^64 - 2 are one double (1.8446744073709552e19), as are
+  // 2^53 + 1 and 2^53; the largest exceeds int64 too.
+  const std::vector<std::uint64_t> values{18446744073709551615u, 18446744073709551614u,
+                                          9007199254740993u, 9007199254740992u, 7u};
+  std::string bytes = npy_header("<u8", {5});
+  bytes.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(std::uint64_t));
+  const RawLabels raw = read_labels(dir.write("y.npy", bytes));
+  EXPECT_TRUE(raw.numeric);
+  EXPECT_EQ(raw.names, (Names{"18446744073709551615", "18446744073709551614", "9007199254740993",
+                              "9007199254740992", "7"}));
+  EXPECT_EQ(Classes::fit(raw).names, (Names{"7", "9007199254740992", "9007199254740993",
+                                            "18446744073709551614", "18446744073709551615"}));
+  // Within 2^53 they stay numbers, named as before.
+  const std::vector<std::uint64_t> small{9007199254740992u, 3u};
+  std::string small_bytes = npy_header("<u8", {2});
+  small_bytes.append(reinterpret_cast<const char*>(small.data()), small.size() * sizeof(std::uint64_t));
+  EXPECT_EQ(read_labels(dir.write("small.npy", small_bytes)).names, (Names{"9007199254740992", "3"}));
+}
+
 TEST(LabelsClasses, StringClassesSortByCodePoint) {
   const Classes classes =
       Classes::fit(make_labels(Names{"b", "\xC3\xA9", "a", "B", "\xE2\x82\xAC", "b"}, "y"));

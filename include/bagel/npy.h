@@ -68,6 +68,8 @@ std::vector<std::int32_t> npy_to_int32(const NpyHeader& h, std::span<const std::
                                        const ConsumedFn& consumed = {});
 std::vector<std::int64_t> npy_to_int64(const NpyHeader& h, std::span<const std::byte> payload,
                                        const std::string& source, const std::string& key = {});
+std::vector<std::uint64_t> npy_to_uint64(const NpyHeader& h, std::span<const std::byte> payload,
+                                         const std::string& source, const std::string& key = {});
 std::vector<double> npy_to_float64(const NpyHeader& h, std::span<const std::byte> payload,
                                    const std::string& source, const std::string& key = {});
 // Unicode (UTF-32 in numpy) to UTF-8 strings, trailing NULs stripped; bytes
