@@ -399,14 +399,15 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   if (c.train.text) {
     const nlohmann::json section =
         root.has("vectorizer") ? root.raw("vectorizer") : nlohmann::json::object();
-    c.vectorizer = vectorizer_options_from_json(section, "vectorizer");
+    c.vectorizer = vectorizer_options_from_json(section, "vectorizer", base_dir);
   } else if (root.has("vectorizer")) {
     root.raw("vectorizer");
     throw ConfigError("vectorizer", "turns raw text into features: it needs \"train\": {\"text\": ...}");
   }
   if (c.valid && static_cast<bool>(c.valid->text) != static_cast<bool>(c.train.text))
-    throw ConfigError("valid", c.train.text ? "must be raw text (\"text\") as train is"
-                                            : "must be features (\"features\") as train is");
+    throw ConfigError(c.train.text ? "valid.features" : "valid.text",
+                      c.train.text ? "valid must be raw text (\"text\") as train is"
+                                   : "valid must be features (\"features\") as train is");
   if (root.has("optimizer")) {
     c.optimizer = parse_optimizer(root.object("optimizer"));
   } else {

@@ -166,6 +166,7 @@ TextCorpus read_text_split(const DataSpec& spec) {
   input.format = spec.text_format ? *spec.text_format
                                   : detect_text_format(input.path, !input.labels_path.empty());
   TextCorpus corpus = read_text_corpus(input);
+  if (corpus.size() == 0) throw FileError(corpus.source, "no documents: expected at least one");
   if (!corpus.labels)
     throw FileError(corpus.source, "has no labels: training needs one per document (a labels "
                                    "file for one document per line, __label__ words for fastText, "

@@ -55,7 +55,10 @@ std::string JsonReader::field(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
-bool JsonReader::has(const std::string& key) const { return object_.contains(key); }
+bool JsonReader::has(const std::string& key) {
+  known_.insert(key);
+  return object_.contains(key);
+}
 
 const nlohmann::json& JsonReader::raw(const std::string& key) {
   known_.insert(key);

@@ -19,9 +19,11 @@ class Error : public std::runtime_error {
 class FileError : public Error {
  public:
   FileError(const std::string& file, const std::string& message, std::int64_t line = 0)
-      : Error(format(file, message, line)), file_(file), line_(line) {}
+      : Error(format(file, message, line)), file_(file), line_(line), message_(message) {}
   const std::string& file() const { return file_; }
   std::int64_t line() const { return line_; }
+  // The text after "file[:line]: ".
+  const std::string& message() const { return message_; }
 
  private:
   static std::string format(const std::string& file, const std::string& message,
@@ -31,6 +33,7 @@ class FileError : public Error {
   }
   std::string file_;
   std::int64_t line_;
+  std::string message_;
 };
 
 // A bad configuration value; `field` is the dotted key path (optimizer.epochs).

@@ -17,7 +17,10 @@ class JsonReader {
   // `path` is the dotted location of `object` ("" for the root).
   JsonReader(const nlohmann::json& object, std::string path);
 
-  bool has(const std::string& key) const;
+  // Whether the object holds `key`; marks it as known, since a key the
+  // reader asks about is one of its section's (finish()'s list of valid keys
+  // then names it even where it is absent).
+  bool has(const std::string& key);
   // The value as it is (marks the key as known); the key must exist.
   const nlohmann::json& raw(const std::string& key);
   std::string get_string(const std::string& key, const std::string& fallback);

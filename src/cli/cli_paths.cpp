@@ -32,7 +32,19 @@ void check_output_file(const std::string& path, const std::string& option) {
   try {
     check_can_create(path);
   } catch (const FileError& e) {
-    throw FileError(path, option + ": " + e.what());
+    throw FileError(path, option + ": " + e.message());
+  }
+}
+
+void check_output_folder(const std::string& path, const std::string& option) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (fs::exists(path, ec) && !fs::is_directory(path, ec))
+    throw UsageError(option + " " + path, "is a file, expected a folder");
+  try {
+    check_can_create(fs::path(path) / "");
+  } catch (const FileError& e) {
+    throw FileError(path, option + ": " + e.message());
   }
 }
 

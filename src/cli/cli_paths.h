@@ -19,6 +19,9 @@ CLI::Validator input_path(bool folder_allowed = false);
 // created or written (atomic_file.h's check_can_create). Commands call it
 // for every output before reading any input.
 void check_output_file(const std::string& path, const std::string& option);
+// The same for an output folder (created when missing): an error where it
+// is a file, or where it cannot be created or written.
+void check_output_folder(const std::string& path, const std::string& option);
 
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.

@@ -24,6 +24,8 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
 }
 
 int run_generate(const GenerateOptions& o) {
+  check_output_file(o.output, "output");
+  check_output_file(o.labels_out, "--labels-out");
   SyntheticSpec spec;
   spec.rows = static_cast<Index>(o.rows);
   spec.features = static_cast<Index>(o.features);

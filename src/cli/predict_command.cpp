@@ -378,7 +378,10 @@ int run_predict(const PredictOptions& o) {
   if (reads_text(model, o)) {
     const std::optional<TextFormat> asked = parse_text_format(o.text_format, "--text-format");
     LabeledData d = load_text_for_model(
-        model, o.input, asked ? *asked : detect_text_format(o.input, !o.labels.empty()),
+        model, o.input,
+        // A file without label marks is read as a stream is: fastText
+        // lines, those without a label kept (predicting needs none).
+        asked ? *asked : detect_text_format(o.input, !o.labels.empty(), TextFormat::fasttext),
         resolve_threads(o.threads));
     x = std::move(d.features);
     in_file = std::move(d.labels);

@@ -28,11 +28,7 @@ namespace {
 // and a stream, is one document per line (vectorize needs no labels).
 TextFormat vectorize_format(const std::string& path, bool has_labels) {
   if (is_stream(path)) return TextFormat::lines;
-  try {
-    return detect_text_format(path, has_labels);
-  } catch (const FileError&) {
-    return TextFormat::lines;
-  }
+  return detect_text_format(path, has_labels, TextFormat::lines);
 }
 
 // The vectorizer's settings: --config's object (its "vectorizer" section
@@ -60,7 +56,8 @@ nlohmann::json settings_from(const VectorizeOptions& o) {
 // when it came from --set.
 VectorizerOptions parse_options(const VectorizeOptions& o, const nlohmann::json& settings) {
   try {
-    return vectorizer_options_from_json(settings, o.config.empty() ? "vectorizer" : o.config);
+    return vectorizer_options_from_json(settings, o.config.empty() ? "vectorizer" : o.config,
+                                        std::filesystem::path(o.config).parent_path());
   } catch (const ConfigError& e) {
     if (o.config.empty() && !o.overrides.empty()) throw UsageError("--set " + e.field().substr(e.field().find('.') + 1), e.message());
     throw;
@@ -86,7 +83,7 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
   }
   if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names);
   if (!o.vectorizer_out.empty()) {
-    std::filesystem::create_directories(o.vectorizer_out);
+    create_parent_folder((std::filesystem::path(o.vectorizer_out) / "vectorizer.json").string());
     write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted.to_json().dump(2) + "\n");
     fitted.save_vocabulary(o.vectorizer_out);
   }
@@ -139,6 +136,7 @@ int run_vectorize(const VectorizeOptions& o) {
   for (const auto& [path, option] : {std::pair{o.output, "--output"}, {o.vocabulary_out, "--vocabulary-out"},
                                      {o.labels_out, "--labels-out"}})
     if (!path.empty()) check_output_file(path, option);
+  check_output_folder(o.vectorizer_out, "--vectorizer-out");
   const int threads = resolve_threads(o.threads);
   // Every parallel step (reading, counting, the CRCs of the .npz) on the
   // threads asked for.
@@ -163,6 +161,7 @@ int run_vectorize(const VectorizeOptions& o) {
   input.decode_error = parse_decode_error(o.decode_error, "--decode-error");
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_text_corpus(input);
+  if (corpus.size() == 0) throw FileError(corpus.source, "no documents to vectorize");
   std::size_t bytes = 0;
   for (const std::string_view d : corpus.documents) bytes += d.size() + 1;
 

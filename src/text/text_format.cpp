@@ -57,7 +57,8 @@ DecodeError parse_decode_error(const std::string& name, const std::string& field
   throw ConfigError(field, "expected \"strict\", \"ignore\" or \"replace\", found \"" + name + "\"");
 }
 
-TextFormat detect_text_format(const std::string& path, bool has_labels) {
+TextFormat detect_text_format(const std::string& path, bool has_labels,
+                              std::optional<TextFormat> unlabeled) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return TextFormat::folder;
   if (has_labels) return TextFormat::lines;
@@ -69,6 +70,7 @@ TextFormat detect_text_format(const std::string& path, bool has_labels) {
   if (first.rfind("__label__", 0) == 0) return TextFormat::fasttext;
   if (first.find('\t') != std::string::npos) return TextFormat::tsv;
   if (std::filesystem::path(path).extension() == ".csv") return TextFormat::csv;
+  if (unlabeled) return *unlabeled;
   throw FileError(path, "cannot tell how its documents are labelled: its first line neither starts "
                         "with __label__ (fastText) nor has a tab (TSV), nor is the file a .csv; give \"labels\" (a file "
                         "with one label per line) or \"format\"");

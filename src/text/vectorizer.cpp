@@ -105,7 +105,7 @@ std::vector<std::string> read_stop_words(const std::string& path, const std::str
   return words;
 }
 
-std::vector<std::string> parse_stop_words(JsonReader& reader) {
+std::vector<std::string> parse_stop_words(JsonReader& reader, const std::filesystem::path& base_dir) {
   if (!reader.has("stop_words")) return {};
   const nlohmann::json& value = reader.raw("stop_words");
   const std::string field = reader.field("stop_words");
@@ -114,7 +114,9 @@ std::vector<std::string> parse_stop_words(JsonReader& reader) {
     if (value.get<std::string>() == "english")
       throw ConfigError(field, "scikit-learn's built-in \"english\" list is not included; give a file "
                                "of one stop word per line");
-    return read_stop_words(value.get<std::string>(), field);
+    const std::filesystem::path file(value.get<std::string>());
+    return read_stop_words(file.is_absolute() ? file.string() : (base_dir / file).lexically_normal().string(),
+                           field);
   }
   if (value.is_array()) {
     std::vector<std::string> words;
@@ -129,7 +131,8 @@ std::vector<std::string> parse_stop_words(JsonReader& reader) {
 
 }  // namespace
 
-VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, const std::string& path) {
+VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, const std::string& path,
+                                               const std::filesystem::path& base_dir) {
   if (!section.is_object()) throw ConfigError(path, "expected an object, found " + section.dump());
   JsonReader reader(section, path);
   VectorizerOptions o;
@@ -143,7 +146,7 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
   a.ngram_min = static_cast<int>(range[0]);
   a.ngram_max = static_cast<int>(range[1]);
   a.strip_accents = parse_optional_name(reader, "strip_accents", kAccents, StripAccents::none, StripAccents::none);
-  a.stop_words = parse_stop_words(reader);
+  a.stop_words = parse_stop_words(reader, base_dir);
   o.limits.min_df = parse_limit(reader, "min_df", o.limits.min_df);
   o.limits.max_df = parse_limit(reader, "max_df", o.limits.max_df);
   if (reader.has("max_features") && !reader.raw("max_features").is_null()) {

@@ -657,8 +657,8 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
   TermTable global = std::move(chunks[0].table);
   const std::vector<std::vector<std::int32_t>> to_global = merge_run_terms(global, chunks, threads);
   const std::size_t terms = static_cast<std::size_t>(global.size());
-  if (terms == 0)
-    throw ConfigError(field_prefix + "stop_words",
+  if (terms == 0)  // scikit-learn's message, under the option that can change it
+    throw ConfigError(field_prefix + (analyzer.options().stop_words.empty() ? "token_pattern" : "stop_words"),
                       "empty vocabulary; perhaps the documents only contain stop words");
 
   // Document frequencies (and total counts, which only max_features needs)

@@ -140,5 +140,104 @@ class ErrorLines(unittest.TestCase):
             self.assertIn("2 a usage error", proc.stdout)
 
 
+class TextErrors(unittest.TestCase):
+    """Raw-text commands: where their paths are read from, what they check
+    before working, and whom their errors name."""
+
+    DOCS = ("__label__pets the cat sat on the mat\n__label__pets a dog barks at the cat\n"
+            "__label__cars the engine of the car\n__label__cars a fast red car\n")
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-text-errors-")
+        self.dir = Path(self._tmp.name)
+        (self.dir / "train.ft").write_text(self.DOCS)
+        (self.dir / "docs.txt").write_text("the cat on a mat\nred car engine\n")
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    assert_error = ErrorLines.assert_error
+
+    def test_a_stop_words_file_is_read_from_the_config_files_folder(self):
+        (self.dir / "conf").mkdir()
+        (self.dir / "lists").mkdir()
+        (self.dir / "lists" / "stop.txt").write_text("the\n")
+        config = self.dir / "conf" / "c.json"
+        config.write_text(json.dumps({"train": {"text": "../train.ft"},
+                                      "vectorizer": {"stop_words": "../lists/stop.txt"},
+                                      "output": "m", "optimizer": {"epochs": 1}}))
+        proc = run_bagel("train", "--config", config, "--quiet")  # run from elsewhere
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        terms = (self.dir / "conf" / "m" / "vocabulary.txt").read_text().split()
+        self.assertIn("cat", terms)
+        self.assertNotIn("the", terms)
+
+    def test_predict_reads_a_file_of_plain_lines_as_it_reads_them_from_a_pipe(self):
+        config = self.dir / "c.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m",
+                                      "optimizer": {"epochs": 3}}))
+        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        from_file = run_bagel("predict", "-m", self.dir / "m", "-i", self.dir / "docs.txt", "-q")
+        self.assertEqual(from_file.returncode, 0, from_file.stderr)
+        self.assertEqual(len(from_file.stdout.splitlines()), 2)
+        from_pipe = run_bagel("predict", "-m", self.dir / "m", "-i", "-", "-q",
+                              stdin=(self.dir / "docs.txt").read_text())
+        self.assertEqual(from_pipe.stdout, from_file.stdout)
+
+    def test_a_vectorizer_out_that_is_a_file_is_refused_before_any_work(self):
+        (self.dir / "afile").write_text("")
+        out = self.dir / "left.npz"
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", out, "-q",
+                         "--vectorizer-out", self.dir / "afile")
+        self.assert_error(proc, 2, "--vectorizer-out", "is a file, expected a folder")
+        self.assertFalse(out.exists())
+
+    def test_an_unknown_vectorizer_key_lists_every_option(self):
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "v.npz",
+                         "-q", "--set", "min_dff=2")
+        self.assert_error(proc, 2, "--set min_dff", "did you mean 'min_df'?")
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "v.npz",
+                         "-q", "--set", "zzzz=2")
+        for key in ("kind", "min_df", "max_df", "max_features", "stop_words", "strip_accents",
+                    "dtype", "norm"):
+            self.assertIn(" " + key, proc.stderr)
+
+    def test_an_empty_input_is_named(self):
+        empty = self.dir / "empty.txt"
+        empty.write_text("")
+        self.assert_error(run_bagel("vectorize", "-i", empty, "-o", self.dir / "e.npz"), 1,
+                          exact=f"{empty}: no documents to vectorize")
+        config = self.dir / "c.json"
+        config.write_text(json.dumps({"train": {"text": "empty.txt", "format": "fasttext"},
+                                      "output": "m"}))
+        self.assert_error(run_bagel("train", "--config", config), 1, f"{empty}: no documents")
+
+    def test_an_empty_vocabulary_without_stop_words_blames_the_token_pattern(self):
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "d.npz",
+                         "--set", "token_pattern=\\d+")
+        self.assert_error(proc, 1, "token_pattern", "empty vocabulary")
+        self.assertNotIn("stop_words", proc.stderr)
+
+    def test_a_features_valid_set_for_a_text_model_names_its_own_set(self):
+        config = self.dir / "c.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m"}))
+        proc = run_bagel("train", "--config", config, "--set", "valid.features=x.npz",
+                         "--set", "valid.labels=x.labels")
+        self.assert_error(proc, 2, "--set valid.features=x.npz", "must be raw text")
+
+    def test_an_output_that_cannot_be_created_is_named_once(self):
+        config = self.dir / "c.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m",
+                                      "optimizer": {"epochs": 1}}))
+        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        missing_parent = self.dir / "afile"
+        missing_parent.write_text("")
+        target = missing_parent / "p.csv"
+        proc = run_bagel("predict", "-m", self.dir / "m", "-i", self.dir / "docs.txt",
+                         "-o", target)
+        self.assert_error(proc, 1, exact=f"{target}: -o: cannot be created: {missing_parent} "
+                                         "is a file, not a folder")
+
+
 if __name__ == "__main__":
     unittest.main()

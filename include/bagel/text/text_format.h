@@ -24,7 +24,9 @@ Quoting parse_quoting(const std::string& name, const std::string& field);
 // "auto": a folder is `folder`; with a labels file, `lines`; else the first
 // line decides: fastText when it starts with "__label__", TSV when it has a
 // tab; else a name ending in .csv is CSV. A stream cannot be looked at twice, so without labels it is taken
-// for fastText. FileError naming `path` when nothing fits.
-TextFormat detect_text_format(const std::string& path, bool has_labels);
+// for fastText. When nothing fits, `unlabeled` where the caller needs no
+// labels (predict, vectorize: documents alone), else a FileError naming `path`.
+TextFormat detect_text_format(const std::string& path, bool has_labels,
+                              std::optional<TextFormat> unlabeled = std::nullopt);
 
 }  // namespace bagel

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <span>
 #include <string>
@@ -51,8 +52,11 @@ struct VectorizerOptions {
 //   array of words), norm (null, "l1", "l2"), use_idf, smooth_idf,
 //   sublinear_tf, n_features, alternate_sign, dtype ("int64", "int32",
 //   "float64", "float32"; tf-idf and hashing: "float64" only).
-// Unknown keys and bad values are ConfigErrors naming `path`.key.
-VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, const std::string& path);
+// Unknown keys and bad values are ConfigErrors naming `path`.key. A relative
+// stop_words file is read from `base_dir` (the config file's folder, as the
+// config's other paths; "" for the current directory).
+VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, const std::string& path,
+                                               const std::filesystem::path& base_dir = {});
 // The options as that JSON (stop words as an array of words).
 nlohmann::json vectorizer_options_to_json(const VectorizerOptions& options);
 
