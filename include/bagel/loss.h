@@ -236,6 +236,11 @@ struct OneVsRestLogLoss {
     }
     double sum = 0;
     for (int i = 0; i < k; ++i) sum += proba[i];
+    // Every z_i far below 0 (the row matches no class): each sigmoid is
+    // exp(z_i) to a relative 1e-200, and exp_nonpositive stops at -708, so
+    // the shares come from the logits, a softmax, not from sigmoids that
+    // all reached the same floor (which read as equal chances).
+    if (sum < 1e-200) return SoftmaxCrossEntropy::probabilities(z, proba, k);
     for (int i = 0; i < k; ++i) proba[i] /= sum;
   }
 };

@@ -51,6 +51,37 @@ def test_binary_shapes_follow_scikit_learn(binary):
     assert accuracy_score(yte, clf.predict(xte)) > 0.75
 
 
+@pytest.mark.parametrize("multiclass", ["ovr", "softmax"])
+def test_log_proba_is_the_log_of_proba_for_every_head(multi, multiclass):
+    (xtr, ytr), (xte, _) = multi["train"], multi["test"]
+    clf = bagel.BagelClassifier(multiclass=multiclass).fit(xtr, ytr)
+    proba = clf.predict_proba(xte)
+    log_proba = clf.predict_log_proba(xte)
+    assert np.all(np.isfinite(log_proba))
+    np.testing.assert_allclose(np.exp(log_proba), proba, rtol=1e-9, atol=1e-12)
+
+
+def test_ovr_proba_of_a_row_far_from_every_class_follows_its_logits(multi):
+    """Every logit far below 0: the sigmoids underflow alike, and their
+    shares must still rank the classes as the logits do, not read as equal."""
+    (xtr, ytr) = multi["train"]
+    clf = bagel.BagelClassifier().fit(xtr, ytr)
+    w = clf.coef_
+    # A row on the feature whose weights are most negative for every class,
+    # scaled until every logit is below -1000.
+    j = int(np.argmin(w.max(axis=0)))
+    assert w[:, j].max() < 0
+    row = sp.csr_matrix(([2000.0 / -w[:, j].max()], ([0], [j])), shape=(1, xtr.shape[1]))
+    z = clf.decision_function(row)[0]
+    assert z.max() < -1000
+    proba = clf.predict_proba(row)[0]
+    np.testing.assert_allclose(proba.sum(), 1, rtol=1e-12)
+    assert np.argmax(proba) == np.argmax(z)
+    e = np.exp(z - z.max())
+    np.testing.assert_allclose(proba, e / e.sum(), rtol=1e-6, atol=1e-300)
+    np.testing.assert_allclose(np.exp(clf.predict_log_proba(row)[0]), proba, rtol=1e-6, atol=1e-300)
+
+
 def test_integer_labels_stay_integers():
     rng = np.random.default_rng(0)
     x = rng.random((300, 10))

@@ -328,6 +328,10 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         z = self._logits(X)
         if z.shape[1] == 1:  # log sigmoid(-z), log sigmoid(z)
             return -np.logaddexp(0, np.hstack([z, -z]))
+        if self._model.output == "ovr":
+            # predict_proba is sigmoid(z_k) / sum_j sigmoid(z_j): its log is
+            # log sigmoid(z_k) - logsumexp_j(log sigmoid(z_j)).
+            z = -np.logaddexp(0, -z)
         return z - np.logaddexp.reduce(z, axis=1, keepdims=True)
 
     def _logits(self, X):
