@@ -36,7 +36,9 @@ TrainConfig parse_config(const FitRequest& r) {
     if (r.valid) c.resolved["valid"]["features"] = kInMemory;
     return c;
   } catch (const ConfigError& e) {
-    if (e.field() == "optimizer.patience" && !r.valid)
+    // The config's "needs a valid set" in the estimator's words (a value out
+    // of range keeps its own message).
+    if (e.field() == "optimizer.patience" && !r.valid && e.message().starts_with("early stopping needs"))
       throw ConfigError("patience", "early stopping needs an eval_set=(X_valid, y_valid)");
     throw ConfigError(parameter_of(e.field()), e.message());
   }

@@ -336,6 +336,24 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
         bagel.BagelClassifier(class_weight={c: 0 for c in classes}).fit(x, y)
 
 
+def test_none_is_every_parameters_default_and_predict_checks_threads(multi):
+    (x, y), (xte, _) = multi["train"], multi["test"]
+    default = bagel.BagelClassifier().fit(x, y)
+    for name in ("epochs", "multiclass", "average", "layer", "threads", "schedule", "l2"):
+        clf = bagel.BagelClassifier(**{name: None}).fit(x, y)
+        np.testing.assert_array_equal(clf.coef_, default.coef_, err_msg=name)
+        np.testing.assert_array_equal(clf.predict_proba(xte), default.predict_proba(xte))
+    whole = bagel.BagelClassifier(threads=2.0).fit(x, y)
+    np.testing.assert_array_equal(whole.predict(xte), default.predict(xte))
+    whole.set_params(threads="x")
+    with pytest.raises(ValueError, match=r"^threads: expected an integer in \[0, 1024\], found 'x'"):
+        whole.predict(xte)
+    with pytest.raises(ValueError, match=r"^class_weight\.\w+: expected a finite number >= 0, found nan"):
+        bagel.BagelClassifier(class_weight={y[0]: float("nan")}).fit(x, y)
+    with pytest.raises(ValueError, match=r"^patience: expected an integer in \[0, "):
+        bagel.BagelClassifier(patience=-1).fit(x, y)
+
+
 def test_rows_scaled_far_below_unit_norm_learn_as_the_counts_do(multi):
     # Counts times 1e-3 (mean |x|^2 ~ 3e-5): the bias steps at 1/64 of that
     # fraction of the rate; at the full rate every rate tried diverged.

@@ -273,7 +273,10 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         return ids.astype(np.int32)
 
     def _config_json(self, overrides) -> str:
-        optimizer = {k: _plain(getattr(self, k)) for k in _OPTIMIZER_KEYS}
+        # None is a parameter's default, whatever the parameter (the core
+        # takes an absent key so; it read null as 0 for some).
+        optimizer = {k: _plain(getattr(self, k)) for k in _OPTIMIZER_KEYS
+                     if getattr(self, k) is not None}
         optimizer.update(overrides)
         for key, value in optimizer.items():
             if isinstance(value, float) and not math.isfinite(value):
@@ -286,8 +289,21 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.class_weight, dict):
             optimizer["class_weight"] = {_class_name(k): _plain(v)
                                          for k, v in self.class_weight.items()}
-        return json.dumps({"model": {"layer": self.layer, "multiclass": self.multiclass},
-                           "optimizer": optimizer})
+            for name, weight in optimizer["class_weight"].items():
+                if isinstance(weight, float) and not math.isfinite(weight):
+                    raise _core.InvalidParameterError(
+                        f"class_weight.{name}: expected a finite number >= 0, found {weight}")
+        model = {k: getattr(self, k) for k in _MODEL_KEYS if getattr(self, k) is not None}
+        return json.dumps({"model": model, "optimizer": optimizer})
+
+    def _threads(self) -> int:
+        """threads for the core's predict, checked as fit checks it."""
+        value = _plain(self.threads)
+        if value is None:
+            return _DEFAULTS["threads"]
+        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+            raise _core.InvalidParameterError(f"threads: expected {_EXPECTED['threads']}, found {value!r}")
+        return int(value)
 
     def _adopt(self, model, classes):
         self._model = model
@@ -321,7 +337,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities, columns in classes_ order."""
         rows = self._rows(X)
-        return _core.predict_proba(self._model, *rows, self.threads)
+        return _core.predict_proba(self._model, *rows, self._threads())
 
     def predict_log_proba(self, X):
         """log of predict_proba, computed from the logits (no log(0))."""
@@ -336,7 +352,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
 
     def _logits(self, X):
         rows = self._rows(X)
-        return _core.decision_function(self._model, *rows, self.threads)
+        return _core.decision_function(self._model, *rows, self._threads())
 
     def decision_function(self, X):
         """Logits: (n_samples,) for two classes (the score of classes_[1]),
