@@ -104,6 +104,29 @@ def test_python_and_cli_train_the_same_model_from_the_same_config(multi, tmp_pat
     np.testing.assert_array_equal(py.intercept_, cli.intercept_)
 
 
+def test_fit_leaves_unsorted_float64_rows_as_they_are_and_trains_what_bagel_train_does(multi, tmp_path):
+    """TfidfVectorizer's rows come with their columns out of order; scipy's
+    float32 conversion would sort the caller's own arrays in place."""
+    x, y = multi["train"]
+    rng = np.random.default_rng(0)
+    x = sp.csr_matrix((x.data.astype(np.float64), x.indices.copy(), x.indptr.copy()), shape=x.shape)
+    for r in range(x.shape[0]):  # each row's non-zeros in a random order
+        lo, hi = x.indptr[r], x.indptr[r + 1]
+        p = lo + rng.permutation(hi - lo)
+        x.indices[lo:hi], x.data[lo:hi] = x.indices[p].copy(), x.data[p].copy()
+    x.has_sorted_indices = False
+    indices, data = x.indices.copy(), x.data.copy()
+    py = bagel.BagelClassifier(epochs=2).fit(x, y)
+    np.testing.assert_array_equal(x.indices, indices)
+    np.testing.assert_array_equal(x.data, data)
+    sp.save_npz(tmp_path / "x.npz", x)
+    (tmp_path / "x.labels").write_text("\n".join(y) + "\n")
+    (tmp_path / "c.json").write_text(json.dumps({
+        "train": {"features": "x.npz", "labels": "x.labels"}, "optimizer": {"epochs": 2}}))
+    run_bagel("train", "--config", tmp_path / "c.json", "-o", tmp_path / "cli", "--quiet")
+    np.testing.assert_array_equal(py.coef_, bagel.load(tmp_path / "cli").coef_)
+
+
 def test_boolean_labels_round_trip_as_their_names(tmp_path):
     x = np.eye(6)
     y = np.array([True, False] * 3)

@@ -287,6 +287,17 @@ def test_nan_in_fit_or_predict_is_a_value_error(multi):
         clf.predict(bad)  # the fast path: the core validates the values
     with pytest.raises(ValueError, match="NaN"):
         clf.predict(bad.toarray())
+    # A finite float64 beyond float32's range, in fit and in predict's fast path.
+    huge = sp.csr_matrix(x[:50], dtype=np.float64)
+    huge.data[3] = 1e300
+    r, c = int(np.searchsorted(huge.indptr, 3, side="right")) - 1, int(huge.indices[3])
+    message = rf"^X: the value 1e\+300 in row {r}, column {c} is beyond float32's range"
+    with pytest.raises(ValueError, match=message):
+        bagel.BagelClassifier().fit(huge, y[:50])
+    huge.indices = huge.indices.astype(np.int32)
+    huge.indptr = huge.indptr.astype(np.int32)
+    with pytest.raises(ValueError, match=message):
+        clf.predict(huge)
 
 
 def test_wrong_feature_count_at_predict_is_a_value_error(multi):

@@ -40,8 +40,26 @@ def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     indices = _as_index(X.indices[:nnz], "column indices")
     data = X.data[:nnz]
     if data.dtype != VALUE:
-        data = data.astype(VALUE)
+        with np.errstate(over="ignore"):
+            data = data.astype(VALUE)
+        _check_within_float32(data, X.data[:nnz], indptr, indices)
     return indptr, indices, data, int(X.shape[1])
+
+
+def _check_within_float32(converted: np.ndarray, original: np.ndarray, indptr, indices) -> None:
+    """A finite value that float32 cannot hold (1e300) is an error naming its
+    place, as check_array's conversion of a dense X is (NaN and inf are left
+    to the core, which names them)."""
+    if original.dtype.kind != "f" or np.isfinite(converted).all():
+        return
+    overflowed = np.flatnonzero(~np.isfinite(converted) & np.isfinite(original))
+    if overflowed.size == 0:
+        return  # NaN or inf as given: the core names them
+    p = int(overflowed[0])
+    row = int(np.searchsorted(indptr, p, side="right")) - 1
+    raise ValueError(f"X: the value {original[p]!r} in row {row}, column {int(indices[p])} is beyond "
+                     "float32's range (Input X contains infinity or a value too large for "
+                     "dtype('float32')).")
 
 
 def is_ready_csr(X) -> bool:
