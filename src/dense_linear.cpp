@@ -90,7 +90,7 @@ void DenseLinearLayer::flush() {
 }
 
 void predict_proba_dense(const Model& model, const CsrMatrix& x, Index begin, Index end,
-                         double* proba, Index block) {
+                         double* proba, Index block, std::int32_t* classes) {
   const Eigen::Index f = model.num_features, k = model.num_outputs;
   const Eigen::Map<const RowMajorMatrix> e(model.weight.data(), f, k);
   const Eigen::Map<const Eigen::VectorXf> bias(model.bias.data(), k);
@@ -104,10 +104,12 @@ void predict_proba_dense(const Model& model, const CsrMatrix& x, Index begin, In
     densify_rows(x, rows, static_cast<Index>(f), dense);
     z.noalias() = dense * e;  // = X @ W.T
     z.rowwise() += bias.transpose();
-    for (Index r = 0; r < b1 - b0; ++r)
-      head_probabilities(z.data() + static_cast<std::size_t>(r) * k,
-                         proba + static_cast<std::size_t>(b0 - begin + r) * c, static_cast<int>(k),
+    for (Index r = 0; r < b1 - b0; ++r) {
+      const float* zr = z.data() + static_cast<std::size_t>(r) * k;
+      head_probabilities(zr, proba + static_cast<std::size_t>(b0 - begin + r) * c, static_cast<int>(k),
                          model.head());
+      if (classes != nullptr) classes[b0 - begin + r] = predicted_class(zr, static_cast<int>(k));
+    }
   }
 }
 

@@ -149,12 +149,16 @@ MetricsAccumulator::MetricsAccumulator(int num_classes) : num_classes_(num_class
   if (num_classes <= kMaxConfusionClasses) confusion_.assign(k, std::vector<std::int64_t>(k, 0));
 }
 
-void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<const double> proba) {
+void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<const double> proba,
+                             std::span<const std::int32_t> classes) {
   check_metrics_input(y_true, proba, num_classes_, rows_);
+  if (!classes.empty() && classes.size() != y_true.size())
+    throw Error("metrics: " + std::to_string(classes.size()) + " predicted classes for " +
+                std::to_string(y_true.size()) + " rows");
   const auto k = static_cast<std::size_t>(num_classes_);
   for (std::size_t r = 0; r < y_true.size(); ++r) {
     const auto row = proba.subspan(r * k, k);
-    const int predicted = arg_max(row);
+    const int predicted = classes.empty() ? arg_max(row) : classes[r];
     const auto truth = static_cast<std::size_t>(y_true[r]);
     const auto guess = static_cast<std::size_t>(predicted);
     correct_ += truth == guess;

@@ -15,7 +15,7 @@
 namespace bagel {
 
 void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
-                        double* proba) {
+                        double* proba, std::int32_t* classes) {
   const int k = model.num_outputs;
   const int c = model.num_classes();
   std::vector<float> logits(k);
@@ -24,6 +24,7 @@ void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Ind
     if (r + 1 < end) prefetch_rows(model.weight.data(), k, x.row(r + 1));
     embedding_bag_forward(kernels, model.weight.data(), model.bias.data(), k, x.row(r), logits.data());
     head_probabilities(logits.data(), proba + static_cast<std::size_t>(r - begin) * c, k, model.head());
+    if (classes != nullptr) classes[r - begin] = predicted_class(logits.data(), k);
   }
 }
 
@@ -63,6 +64,17 @@ std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, 
                        [&](Index b, Index e, double* out) { predict_proba_rows(model, x, b, e, out); });
 }
 
+Predictions predict_chunk(const Model& model, const CsrMatrix& x, Index begin, Index end,
+                          int threads) {
+  Predictions p;
+  p.classes.resize(static_cast<std::size_t>(end - begin));
+  std::int32_t* classes = p.classes.data();
+  p.proba = by_row_blocks(x, begin, end, model.num_classes(), threads, [&](Index b, Index e, double* out) {
+    predict_proba_rows(model, x, b, e, out, classes + (b - begin));
+  });
+  return p;
+}
+
 void predict_logits_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
                          double* logits) {
   const int k = model.num_outputs;
@@ -90,8 +102,9 @@ Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::in
   MetricsAccumulator acc(model.num_classes());
   for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
     const Index end = std::min(x.rows(), begin + kRowsPerChunk);
-    acc.add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-            predict_proba_chunk(model, x, begin, end, threads));
+    const Predictions p = predict_chunk(model, x, begin, end, threads);
+    acc.add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)), p.proba,
+            p.classes);
   }
   return acc.finish();
 }

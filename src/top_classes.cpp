@@ -9,12 +9,13 @@ TopClasses::TopClasses(int classes, int k, double threshold)
   order_.reserve(static_cast<std::size_t>(classes));
 }
 
-std::span<const int> TopClasses::of(const double* proba) {
+std::span<const int> TopClasses::of(const double* proba, int best) {
   order_.clear();
   for (int c = 0; c < classes_; ++c)
     if (proba[c] >= threshold_) order_.push_back(c);
-  const auto better = [proba](int a, int b) {
-    return proba[a] > proba[b] || (proba[a] == proba[b] && a < b);
+  const auto better = [proba, best](int a, int b) {
+    if (proba[a] != proba[b]) return proba[a] > proba[b];
+    return a == best || (b != best && a < b);
   };
   const auto shown = std::min(order_.size(), static_cast<std::size_t>(k_));
   std::partial_sort(order_.begin(), order_.begin() + static_cast<std::ptrdiff_t>(shown),

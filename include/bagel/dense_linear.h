@@ -76,8 +76,9 @@ class DenseLinearLayer {
 };
 
 // Inference through the dense path: probabilities of rows [begin, end),
-// densified `block` rows at a time.
+// densified `block` rows at a time; with `classes`, each row's predicted
+// class too (predicted_class, loss.h).
 void predict_proba_dense(const Model& model, const CsrMatrix& x, Index begin, Index end,
-                         double* proba, Index block = 256);
+                         double* proba, Index block = 256, std::int32_t* classes = nullptr);
 
 }  // namespace bagel

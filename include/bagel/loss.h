@@ -275,6 +275,16 @@ inline double head_loss_and_grad(const float* z, std::int32_t y, float* grad, Wi
   return head_loss_and_grad(z, y, grad, outputs, head, detail::LogsInto{sum});
 }
 
+// The predicted class of one row: the largest logit's (the first of equal
+// ones), for two classes 1 where the logit is above 0. It is the most
+// probable class, and stays so where the probabilities themselves tie in
+// double precision: a long row's one-vs-rest sigmoids all round to 1 from
+// a logit of ~37 up, and their shares are then equal whatever the logits.
+inline int predicted_class(const float* z, int outputs) {
+  if (outputs == 1) return z[0] > 0 ? 1 : 0;
+  return static_cast<int>(std::max_element(z, z + outputs) - z);
+}
+
 // Class probabilities (num_classes values) of one row from its logits.
 inline void head_probabilities(const float* z, double* proba, int outputs, Head head) {
   switch (head) {

@@ -69,7 +69,11 @@ Metrics compute_metrics(std::span<const std::int32_t> y_true, std::span<const do
 class MetricsAccumulator {
  public:
   explicit MetricsAccumulator(int num_classes);
-  void add(std::span<const std::int32_t> y_true, std::span<const double> proba);
+  // Rows of true class ids and probabilities; `predicted` holds each row's
+  // predicted class (predict.h: from the logits), or is empty for the first
+  // largest probability.
+  void add(std::span<const std::int32_t> y_true, std::span<const double> proba,
+           std::span<const std::int32_t> predicted = {});
   Metrics finish() const;
 
  private:

@@ -12,13 +12,22 @@
 namespace bagel {
 
 // Probabilities of rows [begin, end) into `proba` ((end-begin) x classes,
-// row-major). Binary models give [1 - p, p] with p = P(classes[1]).
+// row-major). Binary models give [1 - p, p] with p = P(classes[1]). With
+// `classes`, each row's predicted class too (predicted_class, loss.h).
 void predict_proba_rows(const Model& model, const CsrMatrix& x, Index begin, Index end,
-                        double* proba);
+                        double* proba, std::int32_t* classes = nullptr);
 
 // Rows [begin, end) in parallel (OpenMP; `threads` <= 0: all cores).
 std::vector<double> predict_proba_chunk(const Model& model, const CsrMatrix& x, Index begin,
                                         Index end, int threads = 0);
+
+// Probabilities and predicted classes of rows [begin, end), in parallel.
+struct Predictions {
+  std::vector<double> proba;          // rows x classes, row-major
+  std::vector<std::int32_t> classes;  // one a row
+};
+Predictions predict_chunk(const Model& model, const CsrMatrix& x, Index begin, Index end,
+                          int threads = 0);
 
 // The logits z = x W.T + b of rows [begin, end): (end-begin) x num_outputs,
 // row-major (scikit-learn's decision_function: one column for binary

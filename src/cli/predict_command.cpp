@@ -85,11 +85,11 @@ class PredictionWriter {
   void write(const CsrMatrix& x, std::span<const std::int32_t> y) {
     for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
       const Index end = std::min(x.rows(), begin + kRowsPerChunk);
-      const std::vector<double> proba = probabilities(x, begin, end);
-      write_rows(proba, end - begin);
+      const Predictions p = predictions(x, begin, end);
+      write_rows(p, end - begin);
       if (metrics_)
         metrics_->add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)),
-                      proba);
+                      p.proba, p.classes);
     }
     rows_ += x.rows();
   }
@@ -109,27 +109,30 @@ class PredictionWriter {
     out_ << '\n';
   }
 
-  std::vector<double> probabilities(const CsrMatrix& x, Index begin, Index end) const {
-    if (layer_ != LayerKind::kDense) return predict_proba_chunk(model_, x, begin, end, o_.threads);
-    std::vector<double> proba(static_cast<std::size_t>(end - begin) * model_.num_classes());
-    predict_proba_dense(model_, x, begin, end, proba.data());
-    return proba;
+  Predictions predictions(const CsrMatrix& x, Index begin, Index end) const {
+    if (layer_ != LayerKind::kDense) return predict_chunk(model_, x, begin, end, o_.threads);
+    Predictions p;
+    p.proba.resize(static_cast<std::size_t>(end - begin) * model_.num_classes());
+    p.classes.resize(static_cast<std::size_t>(end - begin));
+    predict_proba_dense(model_, x, begin, end, p.proba.data(), 256, p.classes.data());
+    return p;
   }
 
-  void write_rows(const std::vector<double>& proba, Index rows) {
+  void write_rows(const Predictions& predicted, Index rows) {
     const int c = model_.num_classes();
     text_.clear();
     for (Index r = 0; r < rows; ++r) {
-      const double* p = proba.data() + static_cast<std::size_t>(r) * c;
+      const double* p = predicted.proba.data() + static_cast<std::size_t>(r) * c;
+      const int best = predicted.classes[static_cast<std::size_t>(r)];
       if (o_.proba) {
         for (int i = 0; i < c; ++i) {
           if (i) text_ += delimiter();
           text_ += format_number(p[i]);
         }
       } else if (top_) {
-        write_top_classes(p);
+        write_top_classes(p, best);
       } else {
-        text_ += model_.classes[std::max_element(p, p + c) - p];
+        text_ += model_.classes[static_cast<std::size_t>(best)];
       }
       text_ += '\n';
     }
@@ -138,9 +141,9 @@ class PredictionWriter {
 
   // --top-k / --threshold: CLASS,PROB,CLASS,PROB,... best first; nothing
   // (an empty line) when no class reaches the threshold, as fastText does.
-  void write_top_classes(const double* p) {
+  void write_top_classes(const double* p, int best) {
     bool first = true;
-    for (const int k : top_->of(p)) {
+    for (const int k : top_->of(p, best)) {
       if (!first) text_ += delimiter();
       first = false;
       text_ += quote_field(model_.classes[k], delimiter());

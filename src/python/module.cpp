@@ -191,8 +191,11 @@ PYBIND11_MODULE(_core, m) {
   m.def("predict_proba",
         [](const Model& mo, const IndexArray& indptr, const IndexArray& indices, const FloatArray& data,
            Index cols, int threads) {
-          return predict_with(mo, indptr, indices, data, cols, threads, mo.num_classes(),
-                              &predict_proba_rows, &predict_proba_chunk);
+          const auto rows = [](const Model& m, const CsrMatrix& x, Index b, Index e, double* out) {
+            predict_proba_rows(m, x, b, e, out);
+          };
+          return predict_with(mo, indptr, indices, data, cols, threads, mo.num_classes(), rows,
+                              &predict_proba_chunk);
         },
         py::arg("model"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),
         py::arg("data").noconvert(), py::arg("n_columns"), py::arg("threads"));

@@ -127,6 +127,45 @@ def test_fit_leaves_unsorted_float64_rows_as_they_are_and_trains_what_bagel_trai
     np.testing.assert_array_equal(py.coef_, bagel.load(tmp_path / "cli").coef_)
 
 
+def test_rows_whose_sigmoids_all_round_to_one_predict_their_largest_logit(multi, tmp_path):
+    """One-vs-rest probabilities of a long row tie in double (each sigmoid is
+    1.0 from a logit of ~37 up): predict, the top class and the metrics
+    follow the logits, in Python and in bagel predict alike."""
+    x, y = multi["train"]
+    clf = bagel.BagelClassifier().fit(x, y)
+    w, b = clf.coef_, clf.intercept_
+    # Features that at least two classes weigh positively; rows of one of
+    # them, scaled until those logits pass 60.
+    rows = []
+    for j in np.flatnonzero((w > 0).sum(axis=0) >= 2)[:40]:
+        k = np.sort(w[:, j])[-2]
+        rows.append((j, 100.0 / k))
+    n = len(rows)
+    assert n >= 10
+    xs = sp.csr_matrix(([v for _, v in rows], ([r for r in range(n)], [j for j, _ in rows])),
+                       shape=(n, x.shape[1]), dtype=np.float32)
+    z = clf.decision_function(xs)
+    proba = clf.predict_proba(xs)
+    assert (np.sort(z, axis=1)[:, -2] > 37).all()
+    assert (np.sort(proba, axis=1)[:, -1] == np.sort(proba, axis=1)[:, -2]).all()  # tied
+    expected = clf.classes_[np.argmax(z, axis=1)]
+    np.testing.assert_array_equal(clf.predict(xs), expected)
+    assert (np.argmax(proba, axis=1) != np.argmax(z, axis=1)).any()  # where the old rule erred
+    clf.save(tmp_path / "m")
+    sp.save_npz(tmp_path / "xs.npz", xs)
+    _, cli_proba, cli_pred = bagel_predict(tmp_path / "m", tmp_path / "xs.npz", tmp_path)
+    np.testing.assert_array_equal(cli_pred, expected)
+    top = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "xs.npz", "--top-k", "3",
+                    "--quiet").stdout.splitlines()
+    assert [line.split(",")[0] for line in top] == list(expected)
+    labels = tmp_path / "xs.labels"
+    labels.write_text("\n".join(expected) + "\n")
+    metrics = tmp_path / "metrics.json"
+    run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "xs.npz", "-l", labels,
+              "--metrics", metrics, "--quiet")
+    assert json.loads(metrics.read_text())["accuracy"] == 1.0
+
+
 def test_boolean_labels_round_trip_as_their_names(tmp_path):
     x = np.eye(6)
     y = np.array([True, False] * 3)

@@ -363,8 +363,12 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         return z.ravel() if z.shape[1] == 1 else z
 
     def predict(self, X):
-        proba = self.predict_proba(X)
-        return self.classes_[np.argmax(proba, axis=1)]
+        """The class of the largest logit, as scikit-learn's linear
+        classifiers predict (and bagel predict): the most probable class,
+        also where long rows' one-vs-rest probabilities tie in double."""
+        z = self._logits(X)
+        best = (z[:, 0] > 0).astype(np.intp) if z.shape[1] == 1 else np.argmax(z, axis=1)
+        return self.classes_[best]
 
     # ------------------------------------------------------------ the model
 
