@@ -9,7 +9,6 @@
 #include "bagel/error.h"
 #include "bagel/predict.h"
 #include "bagel/text/vocabulary_file.h"
-#include "bagel/top_classes.h"
 
 namespace bagel {
 
@@ -169,15 +168,23 @@ RowExplanation explain_row(const Model& model, const CsrMatrix& x, Index row,
   const bool binary = model.num_outputs == 1;
   std::vector<double> proba(static_cast<std::size_t>(classes));
   std::vector<double> logits(static_cast<std::size_t>(model.num_outputs));
-  predict_proba_rows(model, x, row, row + 1, proba.data());
+  std::int32_t predicted = 0;
+  predict_proba_rows(model, x, row, row + 1, proba.data(), &predicted);
   predict_logits_rows(model, x, row, row + 1, logits.data());
-  TopClasses best_two(classes, 2, 0.0);
-  const std::span<const int> best = best_two.of(proba.data());
 
   RowExplanation e;
   e.row = row;
-  e.predicted = best[0];
-  e.runner_up = best[1];
+  // The class predict gives, and the next by logit (by probability, ties
+  // and all, the order could differ: predicted_class in loss.h).
+  e.predicted = predicted;
+  if (binary) {
+    e.runner_up = 1 - predicted;
+  } else {
+    e.runner_up = predicted == 0 ? 1 : 0;
+    for (int k = 0; k < classes; ++k)
+      if (k != predicted && logits[static_cast<std::size_t>(k)] > logits[static_cast<std::size_t>(e.runner_up)])
+        e.runner_up = k;
+  }
   e.probability = proba[static_cast<std::size_t>(e.predicted)];
   e.runner_up_probability = proba[static_cast<std::size_t>(e.runner_up)];
   e.output = binary ? 0 : e.predicted;

@@ -164,6 +164,11 @@ def test_rows_whose_sigmoids_all_round_to_one_predict_their_largest_logit(multi,
     run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "xs.npz", "-l", labels,
               "--metrics", metrics, "--quiet")
     assert json.loads(metrics.read_text())["accuracy"] == 1.0
+    explained = json.loads(run_bagel("inspect", "-m", tmp_path / "m", "--explain", "-i", tmp_path / "xs.npz",
+                                     *sum((["--row", str(r)] for r in range(n)), []),
+                                     "--format", "json").stdout)
+    rows = explained["rows"] if isinstance(explained, dict) else explained
+    assert [r["predicted"] for r in rows] == list(expected)
 
 
 def test_boolean_labels_round_trip_as_their_names(tmp_path):
