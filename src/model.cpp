@@ -98,6 +98,7 @@ void save_model(const Model& model, const std::string& dir, bool force) {
   j["version"] = kModelVersion;
   j["classes"] = model.classes;
   j["numeric_classes"] = model.numeric_classes;
+  if (!model.class_type.empty()) j["class_type"] = model.class_type;
   j["num_features"] = model.num_features;
   j["num_outputs"] = model.num_outputs;
   j["output"] = model.output_kind();
@@ -211,12 +212,17 @@ Model read_model(const ModelFolder& folder) {
   try {
     m.classes = field("classes").get<std::vector<std::string>>();
     m.numeric_classes = j.value("numeric_classes", false);
+    m.class_type = j.value("class_type", std::string());
     m.num_features = field("num_features").get<Index>();
     m.num_outputs = field("num_outputs").get<int>();
   } catch (const nlohmann::json::exception& e) {
     throw FileError(src, "bad field type: " + json_error_reason(e));
   }
   if (m.classes.size() < 2) throw FileError(src, "classes: expected at least 2");
+  if (!m.class_type.empty() &&
+      (m.class_type != "bool" || m.classes != std::vector<std::string>{"False", "True"}))
+    throw FileError(src, "class_type is \"" + m.class_type + "\", expected \"bool\" with the classes "
+                         "[\"False\", \"True\"] or no class_type");
   check_class_count(m.classes.size(), src);
   if (m.num_outputs != num_outputs_for(m.num_classes()))
     throw FileError(src, "num_outputs is " + std::to_string(m.num_outputs) + ", expected " +

@@ -387,6 +387,25 @@ TEST(ModelLoad, AModelJsonNestedAMillionDeepIsAnErrorNotAStackOverflow) {
   EXPECT_TRUE(contains(msg, "model.json: nested deeper than 64")) << msg;
 }
 
+TEST(ModelSaveLoad, ABoolClassTypeRoundTripsAndAnyOtherIsRefused) {
+  TempDir dir;
+  Model m = random_model({"False", "True"}, 4, 2);
+  m.class_type = "bool";
+  save_model(m, (dir.path() / "bool").string());
+  EXPECT_EQ(load_model((dir.path() / "bool").string()).class_type, "bool");
+  EXPECT_EQ(load_model(saved_model_with_json(dir, [](nlohmann::json j) { return j.dump(); }).string())
+                .class_type, "");
+  for (const char* type : {"\"bytes\"", "\"bool\""}) {  // "bool" needs the classes False, True
+    TempDir other;
+    const fs::path bad = saved_model_with_json(other, [&](nlohmann::json j) {
+      j["class_type"] = nlohmann::json::parse(type);
+      return j.dump();
+    });
+    const std::string msg = file_error_of([&] { load_model(bad.string()); });
+    EXPECT_TRUE(contains(msg, "model.json: class_type is ")) << msg;
+  }
+}
+
 TEST(ModelSaveLoad, ConfigPathsThatAreNotUtf8AreWrittenNotFatal) {
   // File names are bytes; they used to fail the save after the training
   // with a raw json.exception.type_error.316.

@@ -31,6 +31,10 @@ inline constexpr int kModelVersion = 1;
 struct Model {
   std::vector<std::string> classes;
   bool numeric_classes = false;
+  // "bool" where the classes are Python's False and True (named so; a
+  // BagelClassifier fitted on bool labels sets it, and load gives bools
+  // back); "" for every other model. model.json's "class_type", when set.
+  std::string class_type;
   Index num_features = 0;
   int num_outputs = 0;
   // The head of K > 2 classes; two classes (one output) always use the

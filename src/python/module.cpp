@@ -72,14 +72,14 @@ std::vector<float> floats_of(const py::array_t<float, py::array::c_style | py::a
 py::tuple model_state(const Model& m) {
   return py::make_tuple(m.classes, m.numeric_classes, m.num_features, m.num_outputs,
                         copy_of(m.weight), copy_of(m.bias), m.config.dump(), m.training.dump(),
-                        m.output_kind());
+                        m.output_kind(), m.class_type);
 }
 
 // Pickles from before the head was a field have 8 fields: softmax (or the
-// sigmoid for two classes), the only heads then.
+// sigmoid for two classes), the only heads then; from before class_type, 9.
 Model model_from_state(const py::tuple& t) {
-  if (t.size() != 8 && t.size() != 9)
-    throw Error("bagel model pickle: expected 9 fields, found " + std::to_string(t.size()));
+  if (t.size() < 8 || t.size() > 10)
+    throw Error("bagel model pickle: expected 10 fields, found " + std::to_string(t.size()));
   Model m;
   m.classes = t[0].cast<std::vector<std::string>>();
   m.numeric_classes = t[1].cast<bool>();
@@ -89,7 +89,8 @@ Model model_from_state(const py::tuple& t) {
   m.bias = floats_of(t[5].cast<py::array_t<float, py::array::c_style | py::array::forcecast>>());
   m.config = parse_json(t[6].cast<std::string>(), "pickled model config", false);
   m.training = parse_json(t[7].cast<std::string>(), "pickled model training", false);
-  if (t.size() == 9 && t[8].cast<std::string>() == "ovr") m.multiclass = Head::kOneVsRest;
+  if (t.size() >= 9 && t[8].cast<std::string>() == "ovr") m.multiclass = Head::kOneVsRest;
+  if (t.size() == 10) m.class_type = t[9].cast<std::string>();
   if (m.weight.size() != static_cast<std::size_t>(m.num_features) * m.num_outputs ||
       m.bias.size() != static_cast<std::size_t>(m.num_outputs))
     throw Error("bagel model pickle: the weight and bias sizes do not match the model's shape");
@@ -148,6 +149,7 @@ PYBIND11_MODULE(_core, m) {
   py::class_<Model>(m, "Model")
       .def_readonly("classes", &Model::classes)
       .def_readonly("numeric_classes", &Model::numeric_classes)
+      .def_readwrite("class_type", &Model::class_type)
       .def_readonly("num_features", &Model::num_features)
       .def_readonly("num_outputs", &Model::num_outputs)
       .def_property_readonly("output", &Model::output_kind)

@@ -171,11 +171,26 @@ def test_rows_whose_sigmoids_all_round_to_one_predict_their_largest_logit(multi,
     assert [r["predicted"] for r in rows] == list(expected)
 
 
-def test_boolean_labels_round_trip_as_their_names(tmp_path):
+def test_boolean_labels_round_trip_as_bools(tmp_path):
     x = np.eye(6)
     y = np.array([True, False] * 3)
     clf = bagel.BagelClassifier().fit(x, y)
     assert clf.predict(x).dtype == bool
     clf.save(tmp_path / "m")
-    assert json.loads((tmp_path / "m" / "model.json").read_text())["classes"] == ["False", "True"]
-    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict(x), clf.predict(x).astype(str))
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    assert saved["classes"] == ["False", "True"] and saved["class_type"] == "bool"
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.classes_.dtype == bool
+    np.testing.assert_array_equal(loaded.predict(x), clf.predict(x))
+    assert loaded.score(x, y) == clf.score(x, y)
+    # bagel predict names them as before; a pickle keeps them too.
+    sp.save_npz(tmp_path / "x.npz", sp.csr_matrix(x))
+    assert bagel_predict(tmp_path / "m", tmp_path / "x.npz", tmp_path)[2].tolist() == \
+        clf.predict(x).astype(str).tolist()
+    import pickle
+    assert pickle.loads(pickle.dumps(loaded)).classes_.dtype == bool
+    # Strings "False" and "True" stay strings.
+    named = bagel.BagelClassifier().fit(x, y.astype(str))
+    named.save(tmp_path / "s")
+    assert "class_type" not in json.loads((tmp_path / "s" / "model.json").read_text())
+    assert bagel.load(tmp_path / "s").classes_.dtype.kind == "U"

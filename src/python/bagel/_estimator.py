@@ -83,9 +83,12 @@ def _name_value(name: str):
         return int(value) if value.is_integer() else value
 
 
-def _classes_from_names(names, numeric: bool) -> np.ndarray:
+def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarray:
     """classes_ of a model read from disk: numbers where bagel found numbers
-    (integers as integers, exactly), strings otherwise."""
+    (integers as integers, exactly), bools where it was fitted on bools,
+    strings otherwise."""
+    if class_type == "bool":
+        return np.array([n == "True" for n in names])
     if not numeric:
         return np.array(names)
     values = [_name_value(n) for n in names]
@@ -248,6 +251,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                                  sample_weight, start, bool(self.verbose))
         for line in lines:
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
+        if classes.dtype.kind == "b":
+            model.class_type = "bool"  # saved, so that load gives bools back
         return model
 
     def _eval_split(self, eval_set, classes):
@@ -410,6 +415,6 @@ def load(path: str) -> BagelClassifier:
     if model.output in ("softmax", "ovr"):  # two classes: the sigmoid whatever multiclass says
         params["multiclass"] = model.output
     clf = BagelClassifier(**params)
-    clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes))
+    clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes, model.class_type))
     clf.n_iter_ = int(clf.training_.get("epochs_run", 0))
     return clf
