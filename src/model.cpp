@@ -219,10 +219,10 @@ Model read_model(const ModelFolder& folder) {
     throw FileError(src, "bad field type: " + json_error_reason(e));
   }
   if (m.classes.size() < 2) throw FileError(src, "classes: expected at least 2");
-  if (!m.class_type.empty() &&
+  if (!m.class_type.empty() && m.class_type != "bytes" &&
       (m.class_type != "bool" || m.classes != std::vector<std::string>{"False", "True"}))
-    throw FileError(src, "class_type is \"" + m.class_type + "\", expected \"bool\" with the classes "
-                         "[\"False\", \"True\"] or no class_type");
+    throw FileError(src, "class_type is \"" + m.class_type + "\", expected \"bytes\", \"bool\" with "
+                         "the classes [\"False\", \"True\"], or no class_type");
   check_class_count(m.classes.size(), src);
   if (m.num_outputs != num_outputs_for(m.num_classes()))
     throw FileError(src, "num_outputs is " + std::to_string(m.num_outputs) + ", expected " +

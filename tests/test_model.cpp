@@ -395,7 +395,7 @@ TEST(ModelSaveLoad, ABoolClassTypeRoundTripsAndAnyOtherIsRefused) {
   EXPECT_EQ(load_model((dir.path() / "bool").string()).class_type, "bool");
   EXPECT_EQ(load_model(saved_model_with_json(dir, [](nlohmann::json j) { return j.dump(); }).string())
                 .class_type, "");
-  for (const char* type : {"\"bytes\"", "\"bool\""}) {  // "bool" needs the classes False, True
+  for (const char* type : {"\"str\"", "\"bool\""}) {  // "bool" needs the classes False, True
     TempDir other;
     const fs::path bad = saved_model_with_json(other, [&](nlohmann::json j) {
       j["class_type"] = nlohmann::json::parse(type);

@@ -31,9 +31,10 @@ inline constexpr int kModelVersion = 1;
 struct Model {
   std::vector<std::string> classes;
   bool numeric_classes = false;
-  // "bool" where the classes are Python's False and True (named so; a
-  // BagelClassifier fitted on bool labels sets it, and load gives bools
-  // back); "" for every other model. model.json's "class_type", when set.
+  // "bool" where the classes are Python's False and True (named so), "bytes"
+  // where they are Python bytes (named by their UTF-8 text): a
+  // BagelClassifier fitted on such labels sets it, and load gives them back
+  // as they were; "" for every other model. model.json's "class_type".
   std::string class_type;
   Index num_features = 0;
   int num_outputs = 0;

@@ -189,6 +189,14 @@ def test_boolean_labels_round_trip_as_bools(tmp_path):
         clf.predict(x).astype(str).tolist()
     import pickle
     assert pickle.loads(pickle.dumps(loaded)).classes_.dtype == bool
+    # Bytes are named by their text and come back as bytes.
+    yb = np.array([b"comp", b"pol\xc3\xa9"] * 3)
+    byt = bagel.BagelClassifier().fit(x, yb)
+    byt.save(tmp_path / "b")
+    saved = json.loads((tmp_path / "b" / "model.json").read_text(encoding="utf-8"))
+    assert saved["classes"] == ["comp", "pol\u00e9"] and saved["class_type"] == "bytes"
+    back = bagel.load(tmp_path / "b")
+    assert back.classes_.dtype.kind == "S" and back.score(x, yb) == byt.score(x, yb)
     # Strings "False" and "True" stay strings.
     named = bagel.BagelClassifier().fit(x, y.astype(str))
     named.save(tmp_path / "s")

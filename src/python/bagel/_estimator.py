@@ -70,6 +70,11 @@ def _class_name(label) -> str:
         return _core.number_name(float(value)) if float(value) == value else str(value)
     if isinstance(label, (numbers.Real, np.number)) and not isinstance(label, (bool, np.bool_)):
         return _core.number_name(float(label))
+    if isinstance(label, bytes):  # np.bytes_ too: named by their text, not "b'...'"
+        try:
+            return label.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"y: the label {label!r} is not UTF-8 text, which class names must be") from None
     return str(label)
 
 
@@ -89,6 +94,8 @@ def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarra
     strings otherwise."""
     if class_type == "bool":
         return np.array([n == "True" for n in names])
+    if class_type == "bytes":
+        return np.array([n.encode("utf-8") for n in names])
     if not numeric:
         return np.array(names)
     values = [_name_value(n) for n in names]
@@ -251,8 +258,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                                  sample_weight, start, bool(self.verbose))
         for line in lines:
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
-        if classes.dtype.kind == "b":
-            model.class_type = "bool"  # saved, so that load gives bools back
+        if classes.dtype.kind in "bS":  # saved, so that load gives bools or bytes back
+            model.class_type = "bool" if classes.dtype.kind == "b" else "bytes"
         return model
 
     def _eval_split(self, eval_set, classes):
