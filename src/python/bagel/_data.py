@@ -40,17 +40,18 @@ def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     indices = _as_index(X.indices[:nnz], "column indices")
     data = X.data[:nnz]
     if data.dtype != VALUE:
-        with np.errstate(over="ignore"):
-            data = data.astype(VALUE)
-        _check_within_float32(data, X.data[:nnz], indptr, indices)
+        original, data = data, data.astype(VALUE)
+        if original.dtype.kind == "f":  # integers and bools are within float32's range
+            _check_within_float32(data, original, indptr, indices)
     return indptr, indices, data, int(X.shape[1])
 
 
 def _check_within_float32(converted: np.ndarray, original: np.ndarray, indptr, indices) -> None:
     """A finite value that float32 cannot hold (1e300) is an error naming its
     place, as check_array's conversion of a dense X is (NaN and inf are left
-    to the core, which names them)."""
-    if original.dtype.kind != "f" or np.isfinite(converted).all():
+    to the core, which names them). One call on the fast path: numpy's own
+    overflow warning is left to the rare error."""
+    if np.isfinite(converted).all():
         return
     overflowed = np.flatnonzero(~np.isfinite(converted) & np.isfinite(original))
     if overflowed.size == 0:
