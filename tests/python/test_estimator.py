@@ -276,6 +276,7 @@ def test_coef_is_a_read_only_view():
 
 # ---------------------------------------------------------------- errors
 
+@pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # 1e300 below
 def test_nan_in_fit_or_predict_is_a_value_error(multi):
     x, y = multi["train"]
     bad = as_float32_csr(x[:50])
