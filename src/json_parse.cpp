@@ -2,6 +2,9 @@
 
 #include <fstream>
 #include <iterator>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "bagel/error.h"
 
@@ -14,14 +17,45 @@ using Json = nlohmann::json;
 // Thrown by the parser callback; caught here and turned into the caller's
 // error type, so nlohmann's own exception types never leave this file.
 struct TooDeep {};
+struct DuplicateKey {
+  std::string path;  // dotted, "optimizer.epochs"
+};
 
-// Called at the start of every object and array with the number of
-// containers already open around it.
-bool limit_depth(int depth, Json::parse_event_t event, Json& /*parsed*/) {
-  if ((event == Json::parse_event_t::object_start || event == Json::parse_event_t::array_start) &&
-      depth + 1 > kMaxJsonDepth)
-    throw TooDeep{};
-  return true;
+// The parser's callback: refuses a container nested deeper than
+// kMaxJsonDepth when it opens, and a key that its object already holds
+// (nlohmann keeps the last of the two silently, so a config that sets
+// "epochs" twice would train with whichever came last).
+class Checks {
+ public:
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+    using E = Json::parse_event_t;
+    if ((event == E::object_start || event == E::array_start) && depth + 1 > kMaxJsonDepth)
+      throw TooDeep{};
+    if (event == E::object_start) {
+      keys_.emplace_back();
+      path_.resize(keys_.size());
+    } else if (event == E::object_end) {
+      keys_.pop_back();
+      path_.resize(keys_.size());
+    } else if (event == E::key && !keys_.empty()) {
+      const std::string key = parsed.get<std::string>();
+      path_.back() = key;
+      if (!keys_.back().insert(key).second) {
+        std::string dotted;
+        for (const std::string& k : path_) dotted += (dotted.empty() ? "" : ".") + k;
+        throw DuplicateKey{dotted};
+      }
+    }
+    return true;
+  }
+
+ private:
+  std::vector<std::set<std::string>> keys_;  // each open object's keys so far
+  std::vector<std::string> path_;            // each open object's current key
+};
+
+std::string duplicate(const DuplicateKey& d) {
+  return "the key '" + d.path + "' appears twice; give each key once";
 }
 
 std::string too_deep() {
@@ -43,10 +77,12 @@ std::string json_error_reason(const Json::exception& e) {
 
 Json parse_json(std::string_view text, const std::string& source, bool comments) {
   try {
-    return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true,
+    return Json::parse(text.begin(), text.end(), Checks{}, /*allow_exceptions=*/true,
                        comments);
   } catch (const TooDeep&) {
     throw FileError(source, too_deep());
+  } catch (const DuplicateKey& d) {
+    throw FileError(source, duplicate(d));
   } catch (const Json::exception& e) {
     throw FileError(source, "invalid JSON: " + json_error_reason(e));
   }
@@ -71,11 +107,13 @@ void check_json_writable(const Json& j, const std::string& source) {
 
 std::optional<Json> parse_json_value(std::string_view text, const std::string& where) {
   try {
-    return Json::parse(text.begin(), text.end(), limit_depth, /*allow_exceptions=*/true);
+    return Json::parse(text.begin(), text.end(), Checks{}, /*allow_exceptions=*/true);
   } catch (const TooDeep&) {
     // The value itself may be megabytes of brackets: name its start only.
     constexpr std::size_t kShown = 60;
     throw UsageError(where.size() > kShown ? where.substr(0, kShown) + "..." : where, too_deep());
+  } catch (const DuplicateKey& d) {
+    throw UsageError(where, duplicate(d));
   } catch (const Json::exception&) {
     return std::nullopt;
   }

@@ -56,6 +56,23 @@ TEST(JsonParse, SyntaxErrorsGiveLineAndColumn) {
   EXPECT_EQ(msg.find("[json.exception"), std::string::npos) << msg;
 }
 
+TEST(JsonParse, AKeyGivenTwiceInOneObjectIsAnErrorNamingItsPath) {
+  EXPECT_EQ(error_of(R"({"optimizer": {"epochs": 2, "l2": 0, "epochs": 3}})"),
+            "cfg.json: the key 'optimizer.epochs' appears twice; give each key once");
+  EXPECT_EQ(error_of(R"({"a": 1, "a": 1})"), "cfg.json: the key 'a' appears twice; give each key once");
+  // The same key in different objects, in arrays of objects, after a closed
+  // object: each once in its own object.
+  EXPECT_NO_THROW(parse_json(R"({"train": {"features": "a"}, "valid": {"features": "b"},
+                                 "list": [{"k": 1}, {"k": 2}], "x": {"y": {"k": 1}, "k": 2}})",
+                             "cfg.json"));
+  try {
+    parse_json_value(R"({"epochs": 1, "epochs": 2})", "--set optimizer={...}");
+    ADD_FAILURE() << "no error";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--set optimizer={...}: the key 'epochs' appears twice; give each key once");
+  }
+}
+
 TEST(JsonParse, CommentsAreAllowed) {
   EXPECT_EQ(parse_json("{\"a\": 1 // one\n}", "cfg.json").at("a"), 1);
 }

@@ -18,7 +18,7 @@ inline constexpr int kMaxJsonDepth = 64;
 
 // Parses `text` (with // and /* */ comments when `comments`), refusing a
 // container nested deeper than kMaxJsonDepth as soon as the parser opens it,
-// before any deeper value exists. Throws FileError naming `source` with
+// before any deeper value exists, and a key given twice in one object. Throws FileError naming `source` with
 // nlohmann's position ("line 3, column 7") and reason without its
 // "[json.exception...]" prefix; a number beyond double range is named as
 // such.
