@@ -159,6 +159,10 @@ void MetricsAccumulator::add(std::span<const std::int32_t> y_true, std::span<con
   for (std::size_t r = 0; r < y_true.size(); ++r) {
     const auto row = proba.subspan(r * k, k);
     const int predicted = classes.empty() ? arg_max(row) : classes[r];
+    if (predicted < 0 || predicted >= num_classes_)
+      throw Error("metrics: row " + std::to_string(rows_ + static_cast<std::int64_t>(r)) +
+                  " has predicted class " + std::to_string(predicted) + "; expected 0.." +
+                  std::to_string(num_classes_ - 1));
     const auto truth = static_cast<std::size_t>(y_true[r]);
     const auto guess = static_cast<std::size_t>(predicted);
     correct_ += truth == guess;

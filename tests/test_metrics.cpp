@@ -95,6 +95,24 @@ TEST(MetricsAccumulator, ErrorsCountRowsFromTheFirstChunkAndEmptyInputIsRefused)
   EXPECT_THROW(MetricsAccumulator(1), Error);
 }
 
+TEST(MetricsAccumulator, GivenPredictedClassesCountOverTiedProbabilities) {
+  // Two rows whose probabilities tie (as saturated one-vs-rest shares do):
+  // the given classes decide, not the first of the tied columns.
+  const std::vector<std::int32_t> truth{1, 2};
+  const std::vector<double> proba{0.0, 0.5, 0.5, 0.0, 0.5, 0.5};
+  MetricsAccumulator by_proba(3);
+  by_proba.add(truth, proba);
+  EXPECT_EQ(by_proba.finish().accuracy, 0.5);
+  MetricsAccumulator given(3);
+  given.add(truth, proba, std::vector<std::int32_t>{1, 2});
+  const Metrics m = given.finish();
+  EXPECT_EQ(m.accuracy, 1.0);
+  EXPECT_EQ(m.log_loss, by_proba.finish().log_loss);
+  MetricsAccumulator bad(3);
+  EXPECT_THROW(bad.add(truth, proba, std::vector<std::int32_t>{1, 3}), Error);
+  EXPECT_THROW(bad.add(truth, proba, std::vector<std::int32_t>{1}), Error);
+}
+
 TEST(Metrics, PerfectPredictionsScoreOneEverywhere) {
   const std::vector<std::int32_t> y = {0, 1, 2, 2, 1, 0};
   const Metrics m = compute_metrics(y, confident_rows(y, 3), 3);
