@@ -198,6 +198,7 @@ struct Member {
   zip_uint64_t index = 0;
   zip_uint64_t size = 0;
   bool stored = false;
+  std::optional<std::uint32_t> crc;  // as the zip records it
   std::vector<std::byte> inflated;
   std::span<const std::byte> npy;
   NpyHeader header;
@@ -236,6 +237,7 @@ Member locate(zip_t* za, const std::string& path, const std::string& key,
   m.name = name != nullptr ? name : "";
   m.size = st.size;
   m.stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+  if (st.valid & ZIP_STAT_CRC) m.crc = st.crc;
   const auto corrupt = [&](const std::string& what) {
     throw FileError(path, key + ": corrupt zip entry: " + what);
   };
@@ -318,6 +320,12 @@ void locate_in_mapping(const MappedFile& mapping, Member& m, const std::string& 
                               " bytes at offset " + std::to_string(offset) + ", file has " +
                               std::to_string(zip.size()));
   m.npy = mapping.bytes().subspan(offset, m.size);
+  // Read in place, the member never passes through libzip, which checks
+  // the CRC of what it reads: check it here, as numpy's np.load does, so
+  // that a flipped bit is an error and not a silently different matrix.
+  if (m.crc && crc_of(0, m.npy) != *m.crc)
+    throw FileError(path, m.key + ": corrupt zip entry: its bytes do not match the CRC-32 the zip "
+                              "records for " + m.name);
 }
 
 std::string read_format(zip_t* za, const MappedFile& file) {
@@ -636,7 +644,7 @@ std::optional<CsrMatrix> NpzRowChunks::next(Index max_rows) {
   } catch (const FileError& e) {
     // Its rows count from the chunk's first: name the row in the file.
     throw FileError(path, "in rows " + std::to_string(begin) + ".." + std::to_string(end - 1) +
-                              " (counting from 0): " + e.what());
+                              " (counting from 0): " + e.message());
   }
   s.next_row = end;
   return chunk;
@@ -646,6 +654,11 @@ bool NpzRowChunks::is_compressed(const std::string& path) {
   const MappedFile file(path);
   const ZipHandle za = open_zip(file, ZIP_RDONLY);
   for (const char* key : {"indices", "data"}) {
+    // A matrix without them (COO's row and col, say) is not read in chunks:
+    // the whole reader names its format.
+    if (zip_name_locate(za.get(), (std::string(key) + ".npy").c_str(), 0) < 0 &&
+        zip_name_locate(za.get(), key, 0) < 0)
+      return false;
     const Member m = locate(za.get(), path, key, file.bytes().size());
     if (!m.stored) return true;
   }

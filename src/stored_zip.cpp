@@ -58,8 +58,9 @@ std::uint64_t padding_for(std::uint64_t offset) {
   return pad;
 }
 
-// zlib's CRC-32 of `bytes` continuing `crc`; large spans in parallel parts
-// joined with crc32_combine.
+}  // namespace
+
+// (stored_zip.h)
 std::uint32_t crc_of(std::uint32_t crc, std::span<const std::byte> bytes) {
   if (bytes.empty()) return crc;  // (zlib takes a null buffer as a request for the initial value)
   const auto* p = reinterpret_cast<const Bytef*>(bytes.data());
@@ -75,8 +76,6 @@ std::uint32_t crc_of(std::uint32_t crc, std::span<const std::byte> bytes) {
     out = crc32_combine64(out, crcs[k], static_cast<z_off64_t>(bounds[k + 1] - bounds[k]));
   return static_cast<std::uint32_t>(out);
 }
-
-}  // namespace
 
 StoredZipWriter::StoredZipWriter(const std::string& file, std::string path) : path_(std::move(path)) {
   fd_ = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

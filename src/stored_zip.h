@@ -23,6 +23,11 @@
 
 namespace bagel {
 
+// zlib's CRC-32 of `bytes` continuing `crc` (0 to start); spans of 8 MiB
+// or more in parallel parts joined with crc32_combine.
+std::uint32_t crc_of(std::uint32_t crc, std::span<const std::byte> bytes);
+
+
 class StoredZipWriter {
  public:
   // The largest archive this writer makes: 32-bit sizes and offsets.

@@ -286,6 +286,30 @@ TEST_F(NpzTest, CorruptDeflatedMemberIsRejectedNamingTheKey) {
   EXPECT_TRUE(contains(msg, file + ": data: ")) << msg;
 }
 
+TEST_F(NpzTest, CorruptStoredMemberIsRejectedByItsCrc) {
+  // A STORED member read in place never passes through libzip's CRC check.
+  // One bit of a value flipped: without the check it read as another number.
+  const CsrMatrix m(1, 3, {0, 2}, {0, 2}, {1234.5f, 2.0f});
+  write_npz_csr(path("s.npz"), m, false);
+  std::ifstream in(path("s.npz"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const float v = 1234.5f;
+  const std::size_t at = bytes.find(std::string(reinterpret_cast<const char*>(&v), sizeof v));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x01);
+  const std::string file = path("bad.npz");
+  std::ofstream(file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_EQ(error_of([&] { read_npz_csr(file); }),
+            file + ": data: corrupt zip entry: its bytes do not match the CRC-32 the zip records "
+                   "for data.npy");
+}
+
+TEST_F(NpzTest, CooIsNotTakenForACompressedCsrAndGetsItsFormatsHint) {
+  // is_compressed is asked first (predict's choice of reader): a COO file,
+  // without indices, must reach the reader that names its format.
+  EXPECT_FALSE(NpzRowChunks::is_compressed(fixture("coo.npz")));
+}
+
 TEST_F(NpzTest, NotAZipIsRejected) {
   const std::string file = path("text.npz");
   std::ofstream(file) << "1 1:2 3:4\n0 2:1\n";
