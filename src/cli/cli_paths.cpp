@@ -48,6 +48,21 @@ void check_output_folder(const std::string& path, const std::string& option) {
   }
 }
 
+NewFolders::NewFolders(const std::string& path) {
+  if (path.empty() || path == "-") return;
+  std::error_code ec;
+  for (fs::path folder = fs::absolute(path, ec).lexically_normal().parent_path();
+       !folder.empty() && folder != folder.parent_path() && !fs::exists(fs::symlink_status(folder, ec));
+       folder = folder.parent_path())
+    missing_.push_back(folder);
+}
+
+NewFolders::~NewFolders() {
+  std::error_code ec;
+  for (const fs::path& folder : missing_)
+    if (fs::is_directory(fs::symlink_status(folder, ec)) && fs::is_empty(folder, ec)) fs::remove(folder, ec);
+}
+
 void create_parent_folder(const std::string& path) {
   const fs::path parent = fs::path(path).lexically_normal().parent_path();
   if (parent.empty()) return;

@@ -3,7 +3,9 @@
 // every command (train -o has always created its folder).
 #pragma once
 
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,5 +28,21 @@ void check_output_folder(const std::string& path, const std::string& option);
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.
 void create_parent_folder(const std::string& path);
+
+// The folders on the way to `path` (a file or a model folder) that do not
+// exist yet, noted before a command creates any: unless keep() is called,
+// the destructor removes those still empty, deepest first, so that a
+// command that fails leaves no folder of its own making behind.
+class NewFolders {
+ public:
+  explicit NewFolders(const std::string& path);
+  ~NewFolders();
+  NewFolders(const NewFolders&) = delete;
+  NewFolders& operator=(const NewFolders&) = delete;
+  void keep() { missing_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> missing_;  // deepest first
+};
 
 }  // namespace bagel::cli

@@ -41,7 +41,7 @@ double seconds_since(Clock::time_point t) {
 // not at all when predict fails, and its folder is created when missing.
 class PredictionOutput {
  public:
-  explicit PredictionOutput(const std::string& path) : path_(path) {
+  explicit PredictionOutput(const std::string& path) : path_(path), folders_(path) {
     if (path.empty()) return;
     create_parent_folder(path);
     file_ = std::make_unique<AtomicPath>(path);
@@ -55,10 +55,12 @@ class PredictionOutput {
     if (!file_) return;
     stream_.close();
     file_->commit();
+    folders_.keep();
   }
 
  private:
   std::string path_;
+  NewFolders folders_;  // removed again unless the output is committed
   std::unique_ptr<AtomicPath> file_;
   std::ofstream stream_;
 };
@@ -447,8 +449,10 @@ int run_predict(const PredictOptions& o) {
   if (metrics) {
     if (!o.quiet) std::cerr << metrics_summary(*metrics) << "\n";
     if (!o.metrics.empty()) {
+      NewFolders folders(o.metrics);
       create_parent_folder(o.metrics);
       write_file_atomic(o.metrics, metrics_to_json(*metrics, model.classes).dump(2) + "\n");
+      folders.keep();
     }
   }
   return 0;

@@ -12,6 +12,7 @@
 #include "bagel/progress.h"
 #include "bagel/temp_registry.h"
 #include "bagel/train_plan.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -99,6 +100,9 @@ int run_train(const TrainOptions& o) {
   TrainConfig config = load_train_config(o.config, overrides);
   if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
   if (!o.init.empty()) config.init = o.init, config.resolved["init"] = o.init;
+  // Folders the claim creates on the way to the model's: gone again if
+  // the run fails (declared first: the claim's lock in them goes before).
+  NewFolders new_folders(config.output);
   // Before any data is read: a refused folder, or one another run is
   // writing, must not cost a training run. Held until the model is saved.
   const ModelDirClaim claim = claim_model_dir(config.output, o.force);
@@ -134,6 +138,7 @@ int run_train(const TrainOptions& o) {
   const TrainResult result = train_resumably(o, config, std::move(start), std::move(data), progress);
   const TrainingSummary& summary = result.summary;
   save_model(result.model, config.output, o.force);
+  new_folders.keep();
   remove_checkpoint(checkpoint_folder(config.output));
 
   std::snprintf(buf, sizeof buf, "trained %d epoch%s in %.2fs (load %.2fs)%s",

@@ -132,6 +132,24 @@ class ErrorLines(unittest.TestCase):
         self.assertEqual(len(out.read_text().splitlines()), 100)
         self.assertEqual(json.loads(metrics.read_text())["rows"], 100)
 
+    def test_a_run_that_fails_leaves_no_folder_it_created(self):
+        bad = self.x.copy().astype(np.float32)
+        bad.data[5] = np.nan
+        import scipy.sparse as sp
+        sp.save_npz(self.dir / "nan.npz", bad)
+        proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "nan.npz",
+                         "-o", self.dir / "outA" / "sub" / "p.csv")
+        self.assert_error(proc, 1, "non-finite value")
+        self.assertFalse((self.dir / "outA").exists())
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "outB" / "a" / "model",
+                         "--set", f"train.features={self.dir / 'nan.npz'}")
+        self.assert_error(proc, 1, "non-finite value")
+        self.assertFalse((self.dir / "outB").exists())
+        # A folder that was there stays, empty or not.
+        (self.dir / "kept").mkdir()
+        run_bagel("predict", "-m", self.model, "-i", self.dir / "nan.npz", "-o", self.dir / "kept" / "p.csv")
+        self.assertTrue((self.dir / "kept").is_dir())
+
     def test_help_documents_the_exit_statuses(self):
         for args in (["--help"], ["train", "--help"], ["predict", "--help"]):
             proc = run_bagel(*args)
