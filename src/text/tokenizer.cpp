@@ -3,7 +3,9 @@
 #include <unicode/regex.h>
 #include <unicode/utext.h>
 
+#include <algorithm>
 #include <array>
+#include <cctype>
 
 #include "bagel/error.h"
 #include "bagel/text/ascii_words.h"
@@ -75,6 +77,7 @@ std::string translate_python_pattern(const std::string& pattern, const std::stri
           out += not_boundary;
           break;
         case 'Z': out += "\\z"; break;
+        case 'v': out += "\\x0b"; break;  // Python's vertical tab; ICU's \v is a class
         default: out += '\\'; out += e;
       }
       continue;
@@ -95,10 +98,28 @@ std::string translate_python_pattern(const std::string& pattern, const std::stri
       class_start = out.size();
       continue;
     }
+    if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == ',') {
+      // Python's {,n} is {0,n}; ICU needs the 0.
+      std::size_t j = i + 2;
+      while (j < pattern.size() && pattern[j] >= '0' && pattern[j] <= '9') ++j;
+      if (j > i + 2 && j < pattern.size() && pattern[j] == '}') {
+        out += "{0";
+        continue;
+      }
+    }
     if (c == '(' && pattern.compare(i, 3, "(?P") == 0) {
       if (pattern.compare(i, 4, "(?P<") == 0) {
-        out += "(?<";
-        i += 3;
+        // ICU's group names are ASCII letters and digits: a Python name
+        // with '_' or other letters gets one of those (scikit-learn reads
+        // the group by number, never by name).
+        const std::size_t end = pattern.find('>', i + 4);
+        const std::string name = pattern.substr(i + 4, end == std::string::npos ? 0 : end - i - 4);
+        const bool icu_name = !name.empty() && std::isalpha(static_cast<unsigned char>(name[0])) &&
+                              std::all_of(name.begin(), name.end(), [](char ch) {
+                                return std::isalnum(static_cast<unsigned char>(ch)) != 0;
+                              });
+        out += "(?<" + (icu_name || end == std::string::npos ? name : "bagelgroup" + std::to_string(i)) + ">";
+        i = end == std::string::npos ? i + 3 : end;
         continue;
       }
       throw ConfigError(field, "Python's (?P=name) back-references are not supported; use \\k<name>");
@@ -144,8 +165,10 @@ Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
     UParseError where{};
     UErrorCode status = U_ZERO_ERROR;
     pattern_ = std::make_unique<Pattern>();
+    // UNIX_LINES: only '\n' ends a line for '.', '^' and '$', as in Python
+    // (ICU also ends lines at \r, \f, \v, U+0085, U+2028 and U+2029).
     pattern_->regex.reset(icu::RegexPattern::compile(
-        icu::UnicodeString::fromUTF8(translated), 0, where, status));
+        icu::UnicodeString::fromUTF8(translated), UREGEX_UNIX_LINES, where, status));
     if (U_FAILURE(status))
       throw ConfigError(field, "not a regular expression bagel can run (" + icu_error(status, &where) +
                                    "): " + options_.token_pattern);

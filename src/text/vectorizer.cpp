@@ -90,6 +90,9 @@ std::vector<std::string> read_stop_words(const std::string& path, const std::str
     throw ConfigError(field, e.what());
   }
   std::string_view text(reinterpret_cast<const char*>(file->bytes().data()), file->bytes().size());
+  // A UTF-8 byte order mark (editors on Windows write one) is not part of
+  // the first word, as in labels files.
+  if (text.starts_with("\xEF\xBB\xBF")) text.remove_prefix(3);
   std::int64_t number = 0;
   while (!text.empty()) {
     const std::size_t end = text.find('\n');
@@ -166,8 +169,8 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
   o.tfidf.smooth_idf = reader.get_bool("smooth_idf", true);
   o.tfidf.sublinear_tf = reader.get_bool("sublinear_tf", false);
   o.n_features = reader.get_integer("n_features", o.n_features);
-  if (o.n_features < 1 || o.n_features > INT32_MAX)
-    throw ConfigError(reader.field("n_features"), "expected an integer in [1, 2147483647]");
+  if (o.n_features < 1 || o.n_features >= INT32_MAX)  // scikit-learn's [1, 2^31 - 1)
+    throw ConfigError(reader.field("n_features"), "expected an integer in [1, 2147483646]");
   o.alternate_sign = reader.get_bool("alternate_sign", true);
   const char* wrong = nullptr;
   if (count && section.contains("norm")) wrong = "norm";

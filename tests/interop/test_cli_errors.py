@@ -220,6 +220,22 @@ class TextErrors(unittest.TestCase):
                     "dtype", "norm"):
             self.assertIn(" " + key, proc.stderr)
 
+    def test_a_stop_words_file_with_a_byte_order_mark_drops_its_first_word(self):
+        stop = self.dir / "stop.txt"
+        stop.write_bytes(b"\xef\xbb\xbfthe\ncat\n")
+        vocab = self.dir / "v.txt"
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "v.npz", "-q",
+                         "--set", f"stop_words={stop}", "--vocabulary-out", vocab)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        terms = vocab.read_text().split()
+        self.assertNotIn("the", terms)
+        self.assertNotIn("cat", terms)
+
+    def test_hashing_n_features_stays_below_two_to_the_31_as_in_scikit_learn(self):
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "h.npz", "-q",
+                         "--set", "kind=hashing", "--set", "n_features=2147483647")
+        self.assert_error(proc, 2, "n_features", "[1, 2147483646]")
+
     def test_an_empty_input_is_named(self):
         empty = self.dir / "empty.txt"
         empty.write_text("")

@@ -184,6 +184,19 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                        {"token_pattern": r"\S\S+"}, {"ngram_range": [1, 3]}):
             self.check("symbols", params)
 
+    def test_python_pattern_syntax_that_icu_reads_otherwise(self):
+        """Custom patterns run on ICU after translation: only '\\n' ends a
+        line for '.', '^' and '$' (ICU also ends lines at \\r, \\f, \\v,
+        U+0085, U+2028), \\v is the vertical tab, {,n} is {0,n}, and group
+        names may hold '_' or other letters."""
+        docs = ["ab\u2028cd ef\x85", "gh\rij kl\x0c", "mn\x0bop q\tr", "aaa a_b \u00e9t\u00e9"]
+        path = self.folder / "line_ends.txt"
+        path.write_text("".join(d + "\n" for d in docs), encoding="utf-8")
+        self.corpora["line_ends"] = (path, docs)
+        for pattern in (r"\w.\w|\w+$", r"(?m)^\w+", r"\w+(?!.)", r"[^\v ]+", r"\v\w",
+                        r"a{,2}", r"(?P<my_word>\w+)", "(?P<\u00e9t\u00e9>\\w\\w)\\w*"):
+            self.check("line_ends", {"token_pattern": pattern})
+
     def test_tfidf_vectorizer_options(self):
         for params in [
             {},
