@@ -50,7 +50,26 @@ void require_rows(const CsrMatrix& x, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// The compression of a file by its magic bytes, and the tool that undoes
+// it; {} for none: bagel reads none of them, and such bytes read as
+// svmlight failed on the first label with a line of binary.
+std::pair<const char*, const char*> compression_of(std::string_view head) {
+  if (head.starts_with("\x1f\x8b")) return {"gzip", "zcat"};
+  if (head.starts_with("BZh")) return {"bzip2", "bzcat"};
+  if (head.starts_with("\xfd" "7zXZ")) return {"xz", "xzcat"};
+  if (head.starts_with("\x28\xb5\x2f\xfd")) return {"zstd", "zstdcat"};
+  return {nullptr, nullptr};
+}
+
+}  // namespace
+
 FeatureFormat feature_format(const std::string& path, std::string_view head) {
+  if (const auto [kind, tool] = compression_of(head); kind != nullptr)
+    throw FileError(input_name(path), std::string("is ") + kind + "-compressed; bagel reads .npz and "
+                                      "svmlight text: decompress it (" + tool + " " + (is_stream(path) || input_name(path).starts_with('<') ? "FILE" : input_name(path)) +
+                                      " | bagel ... --input -)");
   if (has_zip_magic(head)) return FeatureFormat::kNpz;
   if (has_npy_magic(head)) return FeatureFormat::kNpy;
   const std::string ext = std::filesystem::path(path).extension().string();

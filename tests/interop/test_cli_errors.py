@@ -115,6 +115,14 @@ class ErrorLines(unittest.TestCase):
                          "--set", 'optimizer.class_weight={"yes": 0, "no": 0}')
         self.assert_error(proc, 1, "optimizer.class_weight: every training row has weight 0")
 
+    def test_a_compressed_svmlight_file_says_so(self):
+        import gzip
+        packed = self.dir / "train.svm.gz"
+        packed.write_bytes(gzip.compress(b"1 1:1\n0 2:1\n"))
+        self.assert_error(run_bagel("predict", "-m", self.model, "-i", packed), 1,
+                          exact=f"{packed}: is gzip-compressed; bagel reads .npz and svmlight text: "
+                                f"decompress it (zcat {packed} | bagel ... --input -)")
+
     def test_an_npy_given_as_features_says_it_is_an_npy(self):
         dense = self.dir / "dense.npy"
         np.save(dense, self.x.toarray())
