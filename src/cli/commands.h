@@ -44,7 +44,7 @@ struct PredictOptions {
   std::string text_format = "auto";
   std::string layer = "sparse";
   bool proba = false;
-  int top_k = 0;          // 0: not asked for
+  std::int64_t top_k = 0;  // 0: not asked for; above the class count: all
   double threshold = -1;  // < 0: not asked for
   bool quiet = false;
   int threads = 0;

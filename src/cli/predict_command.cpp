@@ -73,7 +73,9 @@ class PredictionWriter {
       : model_(model), o_(o), out_(out), layer_(parse_layer(o.layer, "--layer")) {
     if (o.proba) write_header();
     if (o.top_k > 0 || o.threshold >= 0)
-      top_.emplace(model.num_classes(), o.top_k > 0 ? o.top_k : model.num_classes(),
+      top_.emplace(model.num_classes(),
+                   o.top_k > 0 ? static_cast<int>(std::min<std::int64_t>(o.top_k, model.num_classes()))
+                               : model.num_classes(),
                    o.threshold >= 0 ? o.threshold : 0.0);
   }
 
@@ -277,9 +279,10 @@ void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::i
 CLI::Validator at_least_one() {
   return CLI::Validator(
       [](const std::string& text) -> std::string {
-        int k = 0;
+        std::int64_t k = 0;
         const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
         if (ec == std::errc() && end == text.data() + text.size() && k >= 1) return "";
+        if (ec == std::errc::result_out_of_range && !text.starts_with('-')) return "";  // all classes
         return "expected an integer >= 1, found '" + text + "'";
       },
       "INT>=1");
@@ -329,8 +332,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   CLI::Option* top_k =
       cmd->add_option("-k,--top-k", o.top_k,
                       "Write the K most probable classes of each row, best first, as "
-                      "CLASS,PROB,CLASS,PROB,... (ties in class order; K above the number of "
-                      "classes: all)")
+                      "CLASS,PROB,CLASS,PROB,... (ties in class order, the predicted class "
+                      "first; K above the number of classes: all)")
           ->check(at_least_one());
   CLI::Option* threshold =
       cmd->add_option("-t,--threshold", o.threshold,
