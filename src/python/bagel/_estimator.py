@@ -90,8 +90,8 @@ def _name_value(name: str):
 
 def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarray:
     """classes_ of a model read from disk: numbers where bagel found numbers
-    (integers as integers, exactly), bools where it was fitted on bools,
-    strings otherwise."""
+    (integers as integers, exactly), bools or bytes where it was fitted on
+    those (model.json's class_type), strings otherwise."""
     if class_type == "bool":
         return np.array([n == "True" for n in names])
     if class_type == "bytes":
