@@ -174,7 +174,8 @@ std::optional<std::vector<std::int32_t>> own_labels(const RawLabels& labels, con
   try {
     return classes.encode(labels);
   } catch (const Error&) {
-    if (!o.quiet)
+    // With --metrics the error that follows says it (one line, not two).
+    if (!o.quiet && o.metrics.empty())
       std::cerr << "note: the labels in " << input_name(o.input)
                 << " are not all classes of the model; no metrics (pass --labels to score)\n";
     return std::nullopt;

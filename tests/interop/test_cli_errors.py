@@ -87,6 +87,20 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
                                     "--metrics", self.dir / "m.json"), 2, "--metrics", "--labels")
 
+    def test_metrics_on_own_labels_outside_the_classes_is_one_error(self):
+        # The svmlight input's labels (7) are not the model's classes (yes,
+        # no): the error alone, without the note predict prints otherwise;
+        # streamed (--zero-based given) or read whole.
+        svm = self.dir / "sevens.svm"
+        svm.write_text("".join(f"7 {j + 1}:1\n" for j in range(5)))
+        for extra in ((), ("--zero-based", "false")):
+            with self.subTest(extra=extra):
+                proc = run_bagel("predict", "-m", self.model, "-i", svm,
+                                 "--metrics", self.dir / "m7.json", *extra)
+                self.assert_error(proc, 2, "--metrics", "--labels",
+                                  "not all classes of the model")
+                self.assertFalse((self.dir / "m7.json").exists())
+
     # -- data errors: exit 1 ---------------------------------------------
 
     def test_a_missing_data_file_in_the_config_is_a_data_error(self):
