@@ -221,7 +221,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
       train_raw = text_features(text, out.vectorizer->transform(text.documents.views(), usable_cores()).to_csr());
     } else {
       auto [vectorizer, matrix] =
-          Vectorizer::fit_transform(*config.vectorizer, text.documents.views(), usable_cores());
+          Vectorizer::fit_transform(*config.vectorizer, text, usable_cores());
       out.vectorizer = std::make_shared<const Vectorizer>(std::move(vectorizer));
       train_raw = text_features(text, matrix.to_csr());
     }

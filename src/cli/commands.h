@@ -119,6 +119,7 @@ struct VectorizeOptions {
   bool compressed = false;
   std::string vocabulary_out;
   std::string labels_out;
+  std::string weights_out;
   std::string vectorizer_out;
   int threads = 0;
   bool quiet = false;

@@ -82,6 +82,16 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
       fitted.write_vocabulary(o.vocabulary_out);
   }
   if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names);
+  if (!o.weights_out.empty()) {
+    std::vector<std::string> weights;
+    weights.reserve(corpus.size());
+    char buf[32];
+    for (std::size_t i = 0; i < corpus.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%.9g", corpus.weights.empty() ? 1.0 : double(corpus.weights[i]));
+      weights.emplace_back(buf);
+    }
+    write_lines(o.weights_out, weights);
+  }
   if (!o.vectorizer_out.empty()) {
     create_parent_folder((std::filesystem::path(o.vectorizer_out) / "vectorizer.json").string());
     write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted.to_json().dump(2) + "\n");
@@ -123,6 +133,9 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz (default: stored, mmap-able)");
   cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order");
   cmd->add_option("--labels-out", o.labels_out, "Write the documents' labels, one per line");
+  cmd->add_option("--weights-out", o.weights_out,
+                  "Write each row's weight, one per line, for train.sample_weights: 1, but for the rows a "
+                  "fastText line of several labels is split into, each label's share of them");
   cmd->add_option("--vectorizer-out", o.vectorizer_out,
                   "Write the fitted vectorizer to this folder (vectorizer.json, vocabulary.txt)");
   cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->check(CLI::Range(0, 1024));
@@ -134,7 +147,7 @@ int run_vectorize(const VectorizeOptions& o) {
   if (!o.vectorizer.empty() && (!o.config.empty() || !o.overrides.empty()))
     throw UsageError("--vectorizer", "a fitted vectorizer takes no --config or --set");
   for (const auto& [path, option] : {std::pair{o.output, "--output"}, {o.vocabulary_out, "--vocabulary-out"},
-                                     {o.labels_out, "--labels-out"}})
+                                     {o.labels_out, "--labels-out"}, {o.weights_out, "--weights-out"}})
     if (!path.empty()) check_output_file(path, option);
   check_output_folder(o.vectorizer_out, "--vectorizer-out");
   const int threads = resolve_threads(o.threads);
@@ -169,7 +182,7 @@ int run_vectorize(const VectorizeOptions& o) {
   if (fitted) {
     x = fitted->transform(corpus.documents.views(), threads);
   } else {
-    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus.documents.views(), threads);
+    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus, threads);
     x = std::move(matrix);
     fitted = std::move(vectorizer);
   }

@@ -8,6 +8,7 @@
 #include "bagel/mapped_file.h"
 #include "bagel/npz.h"
 #include "bagel/text/hashing.h"
+#include "bagel/text/text_corpus.h"
 #include "bagel/text/utf8.h"
 
 namespace bagel {
@@ -273,6 +274,34 @@ std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOpti
   TextMatrix m = v.finish(std::move(fitted.entries.indptr), std::move(fitted.entries.columns),
                           std::move(fitted.entries.values));
   return {std::move(v), std::move(m)};
+}
+
+std::pair<Vectorizer, TextMatrix> Vectorizer::fit_transform(const VectorizerOptions& options,
+                                                            const TextCorpus& corpus, int threads) {
+  std::vector<std::string_view> distinct;
+  std::vector<std::size_t> source;  // each row's index in `distinct`
+  distinct.reserve(corpus.size());
+  source.reserve(corpus.size());
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    if (!corpus.repeats_previous(i)) distinct.push_back(corpus.documents[i]);
+    source.push_back(distinct.size() - 1);
+  }
+  auto fitted = fit_transform(options, distinct, threads);
+  if (distinct.size() == corpus.size()) return fitted;
+  const TextMatrix& m = fitted.second;
+  TextMatrix rows;
+  rows.rows = static_cast<Index>(source.size());
+  rows.cols = m.cols;
+  rows.dtype = m.dtype;
+  rows.indptr.reserve(source.size() + 1);
+  rows.indptr.push_back(0);
+  for (const std::size_t r : source) {
+    const auto begin = static_cast<std::size_t>(m.indptr[r]), end = static_cast<std::size_t>(m.indptr[r + 1]);
+    rows.indices.insert(rows.indices.end(), m.indices.begin() + begin, m.indices.begin() + end);
+    rows.values.insert(rows.values.end(), m.values.begin() + begin, m.values.begin() + end);
+    rows.indptr.push_back(static_cast<std::int64_t>(rows.indices.size()));
+  }
+  return {std::move(fitted.first), std::move(rows)};
 }
 
 TextMatrix Vectorizer::transform(std::span<const std::string_view> documents, int threads) const {

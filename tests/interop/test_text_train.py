@@ -111,6 +111,47 @@ class TextTraining(unittest.TestCase):
         self.assertEqual(self.predict(text_model, "--input", self.dir / "test.txt"),
                          self.predict(csr_model, "--input", self.dir / "tfidf-test.npz"))
 
+    def test_a_line_of_several_labels_counts_once_in_the_vectorizer(self):
+        # Every third training line also carries the label of the line
+        # after it. The line is split into one row per label, weighing 1/2
+        # each, but the vectorizer counts it once, as fastText counts a
+        # line: document frequencies (min_df, idf) and the number of
+        # documents are those of scikit-learn fitted on the lines.
+        rows = self.train_rows[:600]
+        labels = [[label] + ([rows[i + 1][0]] if i % 3 == 0 and i + 1 < len(rows)
+                             and rows[i + 1][0] != label else [])
+                  for i, (label, _) in enumerate(rows)]
+        lines = "".join(" ".join(f"__label__{l}" for l in ls) + f" {doc}\n"
+                        for ls, (_, doc) in zip(labels, rows))
+        (self.dir / "multi.txt").write_text(lines, encoding="utf-8")
+        settings = {"kind": "tfidf", "min_df": 2}
+        sklearn = TfidfVectorizer(min_df=2).fit_transform([d for _, d in rows])
+        repeat = [i for i, ls in enumerate(labels) for _ in ls]
+        expected = sklearn[repeat]
+        out = self.dir / "multi.npz"
+        proc = run_bagel("vectorize", "-q", "-i", self.dir / "multi.txt", "-o", out,
+                         "--set", "kind=tfidf", "--set", "min_df=2",
+                         "--labels-out", self.dir / "multi.labels",
+                         "--weights-out", self.dir / "multi.weights")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        got = sp.load_npz(out)
+        self.assertEqual(got.shape, expected.shape)
+        np.testing.assert_array_equal(got.indptr, expected.indptr)
+        np.testing.assert_array_equal(got.indices, expected.indices)
+        np.testing.assert_array_equal(got.data, expected.data)
+        self.assertEqual((self.dir / "multi.labels").read_text().split(),
+                         [l for ls in labels for l in ls])
+        self.assertEqual([float(w) for w in (self.dir / "multi.weights").read_text().split()],
+                         [1 / len(ls) for ls in labels for _ in ls])
+        # Training on the text is training on those three files.
+        text_model = self.train("multi-text", {"train": {"text": "multi.txt"},
+                                               "vectorizer": settings})
+        csr_model = self.train("multi-csr", {"train": {"features": "multi.npz",
+                                                       "labels": "multi.labels",
+                                                       "sample_weights": "multi.weights"}})
+        np.testing.assert_array_equal(np.load(text_model / "weight.npy"),
+                                      np.load(csr_model / "weight.npy"))
+
     def test_metrics_from_the_fasttext_labels_match_sklearns(self):
         model = self.train("metrics", {"train": {"text": "train.txt"}})
         proc = run_bagel("predict", "--model", model, "--input", self.dir / "test.txt",

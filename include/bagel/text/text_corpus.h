@@ -129,6 +129,12 @@ struct TextCorpus {
   std::vector<std::int64_t> lines;
   std::vector<std::string> files;
   std::size_t size() const { return documents.size(); }
+  // Whether row i repeats row i - 1's document: a row after the first of a
+  // fastText line split into one row per label (they share its line and
+  // weigh less than 1; other rows, of any format, have lines of their own).
+  bool repeats_previous(std::size_t i) const {
+    return !weights.empty() && i > 0 && i < lines.size() && lines[i] > 0 && lines[i] == lines[i - 1];
+  }
 };
 
 // Reads `input`. Errors (FileError) name the file and line: bytes that are

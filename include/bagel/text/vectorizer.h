@@ -79,6 +79,8 @@ struct TextMatrix {
 // matrix: data in `dtype`, indices and indptr int32.
 void write_text_matrix(const std::string& path, const TextMatrix& matrix, bool compressed);
 
+struct TextCorpus;
+
 class Vectorizer {
  public:
   // CountVectorizer / TfidfVectorizer .fit_transform (HashingVectorizer:
@@ -86,6 +88,13 @@ class Vectorizer {
   static std::pair<Vectorizer, TextMatrix> fit_transform(const VectorizerOptions& options,
                                                          std::span<const std::string_view> documents,
                                                          int threads);
+  // fit_transform on a corpus's documents, a fastText line split into one
+  // row per label (TextCorpus::repeats_previous) counting as one document
+  // to the fit, as fastText counts a line once: min_df, max_df and idf see
+  // it once, and the number of documents counts it once. Each of its rows
+  // gets the line's features.
+  static std::pair<Vectorizer, TextMatrix> fit_transform(const VectorizerOptions& options,
+                                                         const TextCorpus& corpus, int threads);
   // .transform: terms outside the vocabulary are ignored.
   TextMatrix transform(std::span<const std::string_view> documents, int threads) const;
 
