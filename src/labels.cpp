@@ -133,7 +133,10 @@ RawLabels npy_labels(const NpyArray& array, const std::string& source) {
   if (h.dtype == DType::kUInt64)
     if (auto digits = integers_beyond_double(npy_to_uint64(h, array.payload(), source)))
       return make_labels(std::move(*digits), source);
-  return make_labels(npy_to_float64(h, array.payload(), source), source);
+  RawLabels raw = make_labels(npy_to_float64(h, array.payload(), source), source);
+  if (h.dtype == DType::kBool)
+    for (const double v : raw.values) raw.written.emplace_back(v != 0 ? "True" : "False");
+  return raw;
 }
 
 // One label per line, fed as text arrives (a mapped file is a single
@@ -325,7 +328,14 @@ RawLabels make_labels(std::vector<std::string> text, const std::string& source) 
   }
   raw.numeric = numeric;
   if (numeric) {
-    for (std::size_t i = 0; i < text.size(); ++i) text[i] = numeric_label_name(text[i], raw.values[i]);
+    std::vector<std::string> names(text.size());
+    bool as_written = true;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+      names[i] = numeric_label_name(text[i], raw.values[i]);
+      as_written = as_written && names[i] == text[i];
+    }
+    if (!as_written) raw.written = std::move(text);
+    text = std::move(names);
   } else {
     raw.values.clear();
   }
@@ -388,6 +398,8 @@ void check_class_count(std::size_t count, const std::string& source) {
 }
 
 std::vector<std::int32_t> Classes::encode(const RawLabels& labels) const {
+  const std::vector<std::string>& keys =
+      !numeric && labels.numeric && !labels.written.empty() ? labels.written : labels.names;
   std::unordered_map<std::string_view, std::int32_t> ids;
   ids.reserve(names.size());
   for (std::size_t k = 0; k < names.size(); ++k)
@@ -395,13 +407,13 @@ std::vector<std::int32_t> Classes::encode(const RawLabels& labels) const {
 
   std::vector<std::int32_t> out(labels.size());
   for (std::size_t i = 0; i < labels.size(); ++i) {
-    const auto it = ids.find(labels.names[i]);
+    const auto it = ids.find(keys[i]);
     if (it == ids.end()) {
       const std::int64_t line = i < labels.lines.size() ? labels.lines[i] : 0;
       // A line goes into FileError's "file:line:" prefix; a row into the text.
       const std::string where = line > 0 ? "" : labels.location(i) + ": ";
       throw FileError(labels.source,
-                      where + "label " + in_quotes(labels.names[i]) + " is not one of the " +
+                      where + "label " + in_quotes(keys[i]) + " is not one of the " +
                           std::to_string(names.size()) + " classes " + some_classes(names),
                       line);
     }

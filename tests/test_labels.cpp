@@ -224,6 +224,14 @@ TEST(LabelsNpy, BoolLabelsAreZeroAndOne) {
   EXPECT_EQ(read_labels(data_file("labels_bool.npy")).names, (Names{"1", "0", "1"}));
 }
 
+TEST(LabelsClasses, StringClassesMatchBoolLabelsAsPythonWritesThem) {
+  // A model fitted in Python on bools has the classes "False" and "True".
+  Classes classes;
+  classes.names = {"False", "True"};
+  EXPECT_EQ(classes.encode(read_labels(data_file("labels_bool.npy"))),
+            (std::vector<std::int32_t>{1, 0, 1}));
+}
+
 TEST(LabelsNpy, TwoDimensionalArrayIsAnError) {
   const std::string message = error_of([] { read_labels(data_file("labels_2d.npy")); });
   EXPECT_NE(message.find("1-d"), std::string::npos) << message;
@@ -336,6 +344,26 @@ TEST(LabelsClasses, EncodeGivesEachRowItsClassId) {
   const Classes classes = Classes::fit(raw);
   ASSERT_EQ(classes.names, (Names{"eggs", "ham", "spam"}));
   EXPECT_EQ(classes.encode(raw), (std::vector<std::int32_t>{2, 1, 0, 1}));
+}
+
+TEST(LabelsClasses, StringClassesMatchNumericLabelsAsWritten) {
+  // Classes fitted in Python on the strings "01" and "1" (not numbers: a
+  // numeric fit makes them one class). A labels file of those strings reads
+  // as numbers, both named "1"; as written they are the two classes.
+  Classes classes;
+  classes.names = {"01", "1"};
+  const RawLabels raw = make_labels(Names{"01", " 1", "01"}, "y.txt");
+  ASSERT_TRUE(raw.numeric);
+  EXPECT_EQ(classes.encode(raw), (std::vector<std::int32_t>{0, 1, 0}));
+  classes.names = {"007", "010"};
+  EXPECT_EQ(classes.encode(make_labels(Names{"010", "007"}, "y.txt")),
+            (std::vector<std::int32_t>{1, 0}));
+  const std::string message =
+      error_of([&] { classes.encode(make_labels(Names{"007", "10"}, "y.txt")); });
+  EXPECT_NE(message.find("label '10' is not one of"), std::string::npos) << message;
+  // Numeric classes still match by value.
+  EXPECT_EQ(Classes::fit(make_labels(Names{"1", "2"}, "train")).encode(raw),
+            (std::vector<std::int32_t>{0, 0, 0}));
 }
 
 TEST(LabelsClasses, EncodeMatchesNumericLabelsByValue) {

@@ -21,6 +21,12 @@ struct RawLabels {
   std::vector<std::string> names;   // canonical name of each row's label
   std::vector<double> values;       // numeric value of each row, when numeric
   bool numeric = false;
+  // Each row's label as written, where some numeric label's differs from
+  // its name: text ("01", "1.0" for the class "1"), or an .npy of bools
+  // ("False", "True", as Python's str writes them). A model whose classes
+  // are strings (fitted in Python on "01" and "1") matches these; empty
+  // when the names are as written.
+  std::vector<std::string> written;
   // Line of each row in `source` (text files); empty: errors name the row.
   std::vector<std::int64_t> lines;
   std::size_t size() const { return names.size(); }
@@ -69,7 +75,8 @@ struct Classes {
   // labels.source if there are fewer than 2 classes or more than kMaxClasses.
   static Classes fit(const RawLabels& labels);
   // Id of each row's label. Throws FileError naming labels.source, the row
-  // (or line) and the label of the first one that is not a class.
+  // (or line) and the label of the first one that is not a class. String
+  // classes match numeric labels as written (RawLabels::written).
   std::vector<std::int32_t> encode(const RawLabels& labels) const;
 };
 

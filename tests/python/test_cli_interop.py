@@ -202,3 +202,34 @@ def test_boolean_labels_round_trip_as_bools(tmp_path):
     named.save(tmp_path / "s")
     assert "class_type" not in json.loads((tmp_path / "s" / "model.json").read_text())
     assert bagel.load(tmp_path / "s").classes_.dtype.kind == "U"
+
+
+def test_string_classes_that_read_as_numbers_score_from_the_cli(tmp_path):
+    # Fitted in Python on the strings "01" and "1" (two classes; bagel train
+    # on such a file reads them as the number 1). bagel predict --labels and
+    # train --init take a labels file of them as written, and a bool model
+    # takes the bools of an .npy.
+    x = np.eye(6)
+    y = np.array(["01", "1"] * 3)
+    clf = bagel.BagelClassifier(epochs=20).fit(x, y)
+    assert list(clf.classes_) == ["01", "1"] and clf.score(x, y) == 1.0
+    clf.save(tmp_path / "m")
+    sp.save_npz(tmp_path / "x.npz", sp.csr_matrix(x))
+    (tmp_path / "y.txt").write_text("".join(f"{label}\n" for label in y))
+    run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "x.npz", "-l", tmp_path / "y.txt",
+              "--metrics", tmp_path / "metrics.json", "-o", tmp_path / "p.txt", "--quiet")
+    metrics = json.loads((tmp_path / "metrics.json").read_text())
+    assert metrics["accuracy"] == 1.0
+    assert {k: v["support"] for k, v in metrics["per_class"].items()} == {"01": 3, "1": 3}
+    (tmp_path / "cfg.json").write_text(json.dumps({
+        "train": {"features": "x.npz", "labels": "y.txt"}, "optimizer": {"epochs": 1}}))
+    run_bagel("train", "--config", tmp_path / "cfg.json", "--init", tmp_path / "m",
+              "-o", tmp_path / "again", "--quiet")
+    again = json.loads((tmp_path / "again" / "model.json").read_text())
+    assert again["training"]["train_metrics"]["accuracy"] == 1.0
+    yb = np.array([True, False] * 3)
+    bagel.BagelClassifier(epochs=20).fit(x, yb).save(tmp_path / "b")
+    np.save(tmp_path / "yb.npy", yb)
+    run_bagel("predict", "-m", tmp_path / "b", "-i", tmp_path / "x.npz", "-l", tmp_path / "yb.npy",
+              "--metrics", tmp_path / "mb.json", "-o", tmp_path / "pb.txt", "--quiet")
+    assert json.loads((tmp_path / "mb.json").read_text())["accuracy"] == 1.0
