@@ -12,7 +12,7 @@ BAGEL_PYTHON_PACKAGES=(pybind11-dev python3-pybind11 python3-dev python3-numpy p
 # in English, German, Russian and Chinese) for the text and Python package tests.
 BAGEL_TEST_PACKAGES=(python3 python3-numpy python3-scipy python3-sklearn liblinear-tools
                      python3-torch python3-pytest fasttext fortunes fortunes-de fortunes-ru
-                     fortunes-zh unicode-data wngerman wfrench)
+                     fortunes-zh unicode-data wngerman wfrench strace)
 # clang with its libFuzzer and sanitizer runtimes, and LLVM's OpenMP, whose
 # libarcher tells ThreadSanitizer about OpenMP's synchronisation: for
 # scripts/fuzz.sh and the sanitizer stage of scripts/test.sh.

@@ -12,6 +12,7 @@
 #include "bagel/error.h"
 #include "bagel/json_parse.h"
 #include "bagel/model.h"
+#include "bagel/temp_registry.h"
 
 namespace bagel {
 
@@ -94,6 +95,23 @@ void refuse_foreign_model_files(const fs::path& dir) {
                       "another folder (-o DIR)");
 }
 
+// A model file's temporary (weight.npy.tmp-PID-N), or the temporary of one
+// (weight.npy.tmp-PID-N.tmp-PID-M: an array written atomically onto the
+// temporary of a folder filled file by file), whose every maker is gone.
+bool dead_model_file_temporary(std::string name) {
+  for (;;) {
+    const std::size_t cut = name.rfind(".tmp-");
+    if (cut == std::string::npos) return false;
+    const std::string inner = name.substr(0, cut);
+    const long owner = temp_owner(name, inner);
+    if (owner == 0 || !process_gone(owner)) return false;
+    if (std::find_if(std::begin(kModelFiles), std::end(kModelFiles),
+                     [&](const char* f) { return inner == f; }) != std::end(kModelFiles))
+      return true;
+    name = inner;
+  }
+}
+
 }  // namespace
 
 void remove_dead_temporaries(const fs::path& dir) {
@@ -114,13 +132,9 @@ void remove_dead_temporaries(const fs::path& dir) {
     }
   }
   // Inside it: model files' temporaries, each a file of its own.
-  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec)) {
-    const std::string entry_name = entry.path().filename().string();
-    for (const char* model_file : kModelFiles) {
-      const long owner = temp_owner(entry_name, model_file);
-      if (owner != 0 && process_gone(owner) && entry.is_regular_file(ec)) fs::remove(entry.path(), ec);
-    }
-  }
+  for (const fs::directory_entry& entry : fs::directory_iterator(folder, ec))
+    if (dead_model_file_temporary(entry.path().filename().string()) && entry.is_regular_file(ec))
+      fs::remove(entry.path(), ec);
 }
 
 ModelDirState model_dir_state(const fs::path& dir) {
@@ -191,6 +205,7 @@ fs::path ModelDirWriter::path_for(const std::string& name) {
 }
 
 void ModelDirWriter::commit() {
+  const DeferSignals whole;  // the old model or the new one, never neither
   if (new_folder_ && !replacing_folder_) {
     new_folder_->commit();  // refuses a folder that appeared meanwhile with files in it
     return;

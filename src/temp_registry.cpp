@@ -64,6 +64,19 @@ void remove_flat_folder(const char* path) {
 std::atomic<std::atomic<bool>*> stop_flag{nullptr};
 std::atomic<int> stop_signal{0};
 
+// While a DeferSignals is alive: how many are, and the first signal that
+// came meanwhile.
+std::atomic<int> deferring{0};
+std::atomic<int> deferred_signal{0};
+
+[[noreturn]] void remove_registered_and_exit(int signal_number) {
+  for (Slot& slot : registry) {
+    if (slot.state.load(std::memory_order_acquire) != kActive) continue;
+    if (::unlink(slot.path) != 0 && errno == EISDIR) remove_flat_folder(slot.path);
+  }
+  ::_exit(128 + signal_number);
+}
+
 extern "C" void remove_temporaries_and_exit(int signal_number) {
   std::atomic<bool>* flag = stop_flag.load(std::memory_order_acquire);
   int none = 0;
@@ -71,11 +84,12 @@ extern "C" void remove_temporaries_and_exit(int signal_number) {
     flag->store(true, std::memory_order_relaxed);
     return;  // the run stops itself; a second signal comes back here and exits
   }
-  for (Slot& slot : registry) {
-    if (slot.state.load(std::memory_order_acquire) != kActive) continue;
-    if (::unlink(slot.path) != 0 && errno == EISDIR) remove_flat_folder(slot.path);
+  if (deferring.load(std::memory_order_acquire) > 0) {
+    none = 0;
+    deferred_signal.compare_exchange_strong(none, signal_number);
+    return;  // ~DeferSignals exits once the outputs are whole
   }
-  ::_exit(128 + signal_number);
+  remove_registered_and_exit(signal_number);
 }
 
 }  // namespace
@@ -108,6 +122,14 @@ StopOnSignal::StopOnSignal(std::atomic<bool>& flag) {
 StopOnSignal::~StopOnSignal() { stop_flag.store(nullptr, std::memory_order_release); }
 
 int StopOnSignal::signal_received() { return stop_signal.load(std::memory_order_relaxed); }
+
+DeferSignals::DeferSignals() { deferring.fetch_add(1, std::memory_order_acq_rel); }
+
+DeferSignals::~DeferSignals() {
+  if (deferring.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (const int signal_number = deferred_signal.exchange(0, std::memory_order_acq_rel))
+    remove_registered_and_exit(signal_number);
+}
 
 void remove_temporaries_on_signal() {
   struct sigaction action {};

@@ -500,8 +500,11 @@ TEST(ModelCommit, LeftoversOfKilledRunsAreRemovedOnlyWhenProvablyOurs) {
   // A folder of that name holding a user's file: not provably ours.
   fs::create_directory(dir.path() / ("m" + tag + "-2"));
   std::ofstream(dir.path() / ("m" + tag + "-2") / "notes.md") << "mine";
-  // A model file's temporary inside the folder, and one of a live process.
+  // A model file's temporary inside the folder, the temporary of one (an
+  // array written atomically onto the temporary of a file-by-file commit),
+  // and one of a live process.
   std::ofstream(model / ("weight.npy" + tag + "-3")) << "x";
+  std::ofstream(model / ("weight.npy" + tag + "-5" + tag + "-6")) << "x";
   std::ofstream(model / ("bias.npy.tmp-" + std::to_string(::getppid()) + "-4")) << "x";
   save_model(versioned_model(2), model.string());
   EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m" + tag + "-2"}));

@@ -93,5 +93,46 @@ TEST(TempRegistryDeathTest, AFinishedRegistrationIsNotRemoved) {
   EXPECT_TRUE(fs::exists(kept));
 }
 
+TEST(TempRegistryDeathTest, ASignalWaitsUntilTheDeferredStepEnds) {
+  // The step finishes (its output written in full), then the signal ends
+  // the process as it would have, removing what is still registered.
+  TempDir tmp;
+  const fs::path done = tmp.path() / "done";
+  const fs::path temp = tmp.path() / "left.tmp";
+  EXPECT_EXIT(
+      {
+        std::ofstream(temp) << "partial";
+        const TempRegistration registered(temp);
+        default_disposition(SIGTERM);
+        default_disposition(SIGINT);
+        remove_temporaries_on_signal();
+        {
+          const DeferSignals outer;
+          {
+            const DeferSignals inner;  // nested: only the last one out exits
+            std::raise(SIGTERM);
+            std::raise(SIGINT);  // a second signal waits too
+          }
+          std::ofstream(done) << "whole";
+        }
+        std::exit(7);  // not reached
+      },
+      ::testing::ExitedWithCode(143), "");
+  EXPECT_TRUE(fs::exists(done));
+  EXPECT_FALSE(fs::exists(temp));
+}
+
+TEST(TempRegistryDeathTest, WithoutASignalTheDeferredStepChangesNothing) {
+  EXPECT_EXIT(
+      {
+        default_disposition(SIGTERM);
+        remove_temporaries_on_signal();
+        { const DeferSignals step; }
+        std::raise(SIGTERM);  // after the step: at once
+        std::exit(7);
+      },
+      ::testing::ExitedWithCode(143), "");
+}
+
 }  // namespace
 }  // namespace bagel

@@ -48,6 +48,20 @@ class StopOnSignal {
   static int signal_received();
 };
 
+// While one is alive, SIGINT, SIGTERM and SIGHUP wait: a step that puts
+// several files in place (a model folder filled file by file, between
+// removing the old model.json and renaming the new one in) must not be
+// cut in the middle, or it leaves neither model. The first signal that came
+// meanwhile ends the process when the last one ends, as it would have
+// (temporaries removed, exit 128 + the signal). kill -9 is not deferred.
+class DeferSignals {
+ public:
+  DeferSignals();
+  ~DeferSignals();
+  DeferSignals(const DeferSignals&) = delete;
+  DeferSignals& operator=(const DeferSignals&) = delete;
+};
+
 // Installs the handlers for SIGINT, SIGTERM and SIGHUP. Call once, early in
 // main().
 void remove_temporaries_on_signal();

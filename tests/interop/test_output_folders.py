@@ -149,6 +149,52 @@ class OutputFolders(unittest.TestCase):
         self.assertEqual(snapshot(folder), before)
 
 
+class SignalDuringTheCommit(unittest.TestCase):
+    """A folder that holds the user's files gets the model file by file: the
+    old model.json goes, the arrays are renamed in, the new model.json last.
+    A SIGTERM at any of those steps (strace delivers it as the step's system
+    call starts) waits until the new model is whole: the folder always holds
+    one model, never arrays without their model.json."""
+
+    def test_every_step_of_a_file_by_file_commit(self):
+        import shutil
+        strace = shutil.which("strace")
+        if strace is None:
+            self.skipTest("strace is not installed (scripts/deps.sh installs it)")
+        with tempfile.TemporaryDirectory(prefix="bagel-interop-commit-") as tmp:
+            tmp = Path(tmp)
+            write_labeled_set(tmp, 200, 30, 0.2, 11, ("a", "b"))
+            config = tmp / "cfg.json"
+            config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
+                                          "optimizer": {"epochs": 1}}))
+            models = {}
+            for seed in (1, 2):
+                out = tmp / f"ref{seed}"
+                run_bagel("train", "--config", config, "-o", out, "-q", "--set", f"optimizer.seed={seed}")
+                models[seed] = snapshot(out)
+            for call in ("unlink", "rename", "renameat2"):
+                for when in range(1, 5):
+                    with self.subTest(call=call, when=when):
+                        folder = tmp / f"{call}-{when}"
+                        folder.mkdir()
+                        (folder / "notes.md").write_text("mine\n")
+                        for name, data in models[1].items():
+                            (folder / name).write_bytes(data)
+                        proc = subprocess.run(
+                            [strace, "-f", "-o", "/dev/null", "-e", f"trace={call}", "-e",
+                             f"inject={call}:signal=SIGTERM:when={when}", BAGEL, "train", "--config",
+                             config, "-o", folder, "-q", "--set", "optimizer.seed=2"],
+                            capture_output=True, text=True, timeout=120)
+                        self.assertIn(proc.returncode, (0, 143), proc.stderr)
+                        files = snapshot(folder)
+                        self.assertEqual(files.pop("notes.md"), b"mine\n")
+                        self.assertEqual(sorted(files), MODEL_FILES)
+                        seed = json.loads(files["model.json"])["config"]["optimizer"]["seed"]
+                        for name in ("weight.npy", "bias.npy"):
+                            self.assertTrue(files[name] == models[seed][name],
+                                            f"{name} is not the seed {seed} model's")
+
+
 class Interrupts(unittest.TestCase):
     """A run stopped by SIGINT or SIGTERM removes its temporaries and exits
     with 128 + the signal. predict -o writes a temporary file from the start;
