@@ -108,6 +108,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return fail(parse_error_message(app, e, commands), kUsageError);
   }
+  // The commands whose work is files: a closed pipe on stderr (`2>&1 | head`)
+  // or stdout only loses the progress lines, never the run (SIGPIPE would
+  // end it as kill -9 does, the model and its resume state lost).
+  for (CLI::App* c : {train_cmd, tune_cmd, convert_cmd, generate_cmd, vectorize_cmd})
+    if (c->parsed()) std::signal(SIGPIPE, SIG_IGN);
   try {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
     if (tune_cmd->parsed()) return bagel::cli::run_tune(tune);

@@ -195,6 +195,23 @@ class SignalDuringTheCommit(unittest.TestCase):
                                             f"{name} is not the seed {seed} model's")
 
 
+class ClosedOutputPipe(unittest.TestCase):
+    def test_train_outlives_a_closed_stderr_pipe(self):
+        # `bagel train ... 2>&1 | head -1`: head exits after the first
+        # line; the progress lines then go nowhere, and the model is saved.
+        with tempfile.TemporaryDirectory(prefix="bagel-interop-pipe-") as tmp:
+            tmp = Path(tmp)
+            write_labeled_set(tmp, 3000, 50, 0.2, 5, ("a", "b"))
+            config = tmp / "cfg.json"
+            config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
+                                          "optimizer": {"epochs": 300}}))
+            proc = subprocess.run(["sh", "-c", f'"{BAGEL}" train --config "{config}" -o "{tmp}/m" 2>&1 '
+                                   '| head -1'],
+                                  capture_output=True, text=True, timeout=300)
+            self.assertIn("train:", proc.stdout)
+            self.assertTrue((tmp / "m" / "model.json").exists(), proc.stdout + proc.stderr)
+
+
 class Interrupts(unittest.TestCase):
     """A run stopped by SIGINT or SIGTERM removes its temporaries and exits
     with 128 + the signal. predict -o writes a temporary file from the start;
