@@ -29,10 +29,39 @@ void check_output_file(const std::string& path, const std::string& option) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     throw UsageError(option + " " + path, "is a folder, expected a file name");
+  if (path.back() == '/') throw UsageError(option + " " + path, "ends in '/', expected a file name");
   try {
     check_can_create(path);
   } catch (const FileError& e) {
     throw FileError(path, option + ": " + e.message());
+  }
+}
+
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) {
+    const bool same = fs::equivalent(a, b, ec);
+    if (!ec) return same;
+  }
+  return fs::weakly_canonical(fs::absolute(a), ec) == fs::weakly_canonical(fs::absolute(b), ec);
+}
+
+}  // namespace
+
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs) {
+  const auto given = [](const NamedPath& p) { return !p.path.empty() && p.path != "-"; };
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    if (!given(outputs[i])) continue;
+    for (const NamedPath& in : inputs)
+      if (given(in) && same_file(outputs[i].path, in.path))
+        throw UsageError(outputs[i].option + " " + outputs[i].path,
+                         "is the same file as " + in.option + "; writing it would destroy that input");
+    for (std::size_t j = i + 1; j < outputs.size(); ++j)
+      if (given(outputs[j]) && same_file(outputs[i].path, outputs[j].path))
+        throw UsageError(outputs[j].option + " " + outputs[j].path,
+                         "is the same file as " + outputs[i].option + "; each output needs a file of its own");
   }
 }
 

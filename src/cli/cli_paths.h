@@ -25,6 +25,19 @@ void check_output_file(const std::string& path, const std::string& option);
 // is a file, or where it cannot be created or written.
 void check_output_folder(const std::string& path, const std::string& option);
 
+// A path given for an option ("--labels-out", path).
+struct NamedPath {
+  std::string option;
+  std::string path;
+};
+
+// Throws UsageError when an output is the same file as an input or as
+// another output (`predict -i x.npz -o x.npz`, `-o MODEL/model.json`,
+// `generate x.npz --labels-out x.npz`): writing it would destroy the input,
+// or one output would replace the other after the work. Empty paths and
+// "-" are skipped; existing files are compared as files (links included).
+void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
+
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.
 void create_parent_folder(const std::string& path);

@@ -26,6 +26,7 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
 int run_generate(const GenerateOptions& o) {
   check_output_file(o.output, "output");
   check_output_file(o.labels_out, "--labels-out");
+  check_distinct_paths({{"output", o.output}, {"--labels-out", o.labels_out}}, {});
   SyntheticSpec spec;
   spec.rows = static_cast<Index>(o.rows);
   spec.features = static_cast<Index>(o.features);

@@ -15,6 +15,7 @@
 #include "bagel/labels.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
+#include "bagel/model_dir.h"
 #include "bagel/npz.h"
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
@@ -370,6 +371,10 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
 int run_predict(const PredictOptions& o) {
   check_output_file(o.output, "-o");
   check_output_file(o.metrics, "--metrics");
+  std::vector<NamedPath> inputs = {{"-i", o.input}, {"--labels", o.labels}};
+  for (const char* name : kModelFiles)
+    inputs.push_back({"the model's " + std::string(name), (std::filesystem::path(o.model) / name).string()});
+  check_distinct_paths({{"-o", o.output}, {"--metrics", o.metrics}}, inputs);
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");

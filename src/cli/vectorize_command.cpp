@@ -150,6 +150,20 @@ int run_vectorize(const VectorizeOptions& o) {
                                      {o.labels_out, "--labels-out"}, {o.weights_out, "--weights-out"}})
     if (!path.empty()) check_output_file(path, option);
   check_output_folder(o.vectorizer_out, "--vectorizer-out");
+  const auto in_folder = [](const std::string& folder, const char* name) {
+    return folder.empty() ? std::string() : (std::filesystem::path(folder) / name).string();
+  };
+  check_distinct_paths({{"--output", o.output},
+                        {"--vocabulary-out", o.vocabulary_out},
+                        {"--labels-out", o.labels_out},
+                        {"--weights-out", o.weights_out},
+                        {"--vectorizer-out", in_folder(o.vectorizer_out, "vectorizer.json")},
+                        {"--vectorizer-out", in_folder(o.vectorizer_out, "vocabulary.txt")}},
+                       {{"--input", o.input},
+                        {"--labels", o.labels},
+                        {"--config", o.config},
+                        {"--vectorizer", in_folder(o.vectorizer, "vectorizer.json")},
+                        {"--vectorizer", in_folder(o.vectorizer, "vocabulary.txt")}});
   const int threads = resolve_threads(o.threads);
   // Every parallel step (reading, counting, the CRCs of the .npz) on the
   // threads asked for.

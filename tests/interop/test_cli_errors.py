@@ -101,6 +101,42 @@ class ErrorLines(unittest.TestCase):
                                   "not all classes of the model")
                 self.assertFalse((self.dir / "m7.json").exists())
 
+    def test_an_output_that_is_an_input_or_another_output_is_refused_before_any_work(self):
+        features = self.dir / "train.npz"
+        before = features.read_bytes()
+        model_json = (self.model / "model.json").read_bytes()
+        text = self.dir / "docs.txt"
+        text.write_text("one document\nanother one\n")
+        for args, fragment in [
+            (("predict", "-m", self.model, "-i", features, "-o", features), "the same file as -i"),
+            (("predict", "-m", self.model, "-i", features, "-o", self.model / "model.json"),
+             "the same file as the model's model.json"),
+            (("predict", "-m", self.model, "-i", features, "--metrics",
+              self.dir / "x" / ".." / "train.labels", "-l", self.dir / "train.labels"),
+             "the same file as --labels"),
+            (("generate", self.dir / "g.npz", "--labels-out", self.dir / "." / "g.npz"),
+             "--labels-out"),
+            (("convert", features, features), "the same file as input"),
+            (("vectorize", "-i", text, "-o", text), "the same file as --input"),
+            (("vectorize", "-i", text, "-o", self.dir / "v.npz", "--vocabulary-out", self.dir / "v.npz"),
+             "each output needs a file of its own"),
+        ]:
+            with self.subTest(args=args[:1]):
+                self.assert_error(run_bagel(*args), 2, fragment)
+        self.assertEqual(features.read_bytes(), before)
+        self.assertEqual((self.model / "model.json").read_bytes(), model_json)
+        self.assertEqual(text.read_text(), "one document\nanother one\n")
+        self.assertFalse((self.dir / "g.npz").exists())
+
+    def test_an_output_file_name_ending_in_a_slash_is_refused_before_any_work(self):
+        for args in (("predict", "-m", self.model, "-i", self.dir / "train.npz", "-o", f"{self.dir}/new1/"),
+                     ("convert", self.dir / "train.npz", f"{self.dir}/new2/"),
+                     ("generate", f"{self.dir}/new3/", "--labels-out", self.dir / "g3.labels")):
+            with self.subTest(command=args[0]):
+                self.assert_error(run_bagel(*args), 2, "ends in '/', expected a file name")
+        for name in ("new1", "new2", "new3"):
+            self.assertFalse((self.dir / name).exists())
+
     # -- data errors: exit 1 ---------------------------------------------
 
     def test_a_missing_data_file_in_the_config_is_a_data_error(self):
