@@ -1,5 +1,6 @@
 #include "bagel/cores.h"
 
+#include <omp.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -106,6 +107,8 @@ int usable_cores() {
   }
   return cpus;
 }
+
+void limit_default_threads() { omp_set_num_threads(usable_cores()); }
 
 int resolve_threads(int requested) { return requested > 0 ? requested : usable_cores(); }
 

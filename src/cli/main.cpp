@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/temp_registry.h"
 #include "commands.h"
@@ -71,6 +72,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e,
 
 int main(int argc, char** argv) {
   bagel::remove_temporaries_on_signal();
+  bagel::limit_default_threads();
   CLI::App app{"bagel: sparse bag-of-words classifiers (logistic regression on an "
                "EmbeddingBag-sum layer, trained with SGD)"};
   app.set_version_flag("--version", std::string("bagel ") + BAGEL_VERSION);

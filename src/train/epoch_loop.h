@@ -292,7 +292,13 @@ class DivergenceWatch {
       return false;
     }
     const bool enough = whole || rows >= kMinRows;
-    if (!std::isfinite(mean_loss) || (enough && mean_loss > limit_) ||
+    // A high mean loss counts only with some rows clipped: a rate too large
+    // clips many, where one row thousands of times longer than the rest,
+    // and labelled against its words (a whole language's text under
+    // another's label), can raise the mean past the limit alone while
+    // training goes well (its own step is clipped); restarting at a tenth
+    // of the rate, four times over, then cost 20 points of accuracy.
+    if (!std::isfinite(mean_loss) || (enough && mean_loss > limit_ && kMinClippedShare * limited > rows) ||
         (enough && limit_ < std::numeric_limits<double>::infinity() && 2 * limited > rows)) {
       bool expected = false;
       if (tripped_.compare_exchange_strong(expected, true))
@@ -311,6 +317,7 @@ class DivergenceWatch {
 
  private:
   static constexpr std::int64_t kMinRows = 256;  // fewer rows: a mean of noise
+  static constexpr std::int64_t kMinClippedShare = 16;  // 1 in 16
   const double limit_;
   const Progress* progress_;
   std::atomic<bool> tripped_{false};
