@@ -137,6 +137,18 @@ class ErrorLines(unittest.TestCase):
         for name in ("new1", "new2", "new3"):
             self.assertFalse((self.dir / name).exists())
 
+    def test_a_huge_omp_num_threads_is_capped(self):
+        # OpenMP's runtime takes OMP_NUM_THREADS as it is: 100000 threads
+        # for the first parallel loop crashed generate (exit 139).
+        import os
+        import subprocess
+        from cli_helpers import BAGEL
+        proc = subprocess.run([BAGEL, "generate", self.dir / "omp.npz", "--labels-out",
+                               self.dir / "omp.labels", "--rows", "2000", "--features", "1000"],
+                              capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "OMP_NUM_THREADS": "100000"})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
     # -- data errors: exit 1 ---------------------------------------------
 
     def test_a_missing_data_file_in_the_config_is_a_data_error(self):
