@@ -90,16 +90,23 @@ std::optional<double> cgroup_cpu_quota(const std::filesystem::path& root,
   return quota;
 }
 
+namespace {
+
+int affinity_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
+}
+
+}  // namespace
+
 int usable_cores() {
   if (const char* env = std::getenv("OMP_NUM_THREADS")) {
     char* end = nullptr;
     const long n = std::strtol(env, &end, 10);  // "4" or "4,2" (nested levels): the first
     if (end != env && n > 0) return static_cast<int>(std::min<long>(n, 1024));
   }
-  int cpus = 1;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) == 0) cpus = std::max(1, CPU_COUNT(&set));
+  int cpus = affinity_cpus();
   const auto cgroup = read_small_file("/proc/self/cgroup");
   if (cgroup) {
     if (const auto quota = cgroup_cpu_quota("/sys/fs/cgroup", *cgroup))
@@ -108,7 +115,7 @@ int usable_cores() {
   return cpus;
 }
 
-void limit_default_threads() { omp_set_num_threads(usable_cores()); }
+void limit_default_threads() { omp_set_num_threads(std::min(usable_cores(), affinity_cpus())); }
 
 int resolve_threads(int requested) { return requested > 0 ? requested : usable_cores(); }
 

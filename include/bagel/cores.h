@@ -16,9 +16,11 @@ namespace bagel {
 // does for every OpenMP program.
 int usable_cores();
 
-// Sets OpenMP's default team (the parallel regions that name no count) to
-// usable_cores(): the runtime's own reading of OMP_NUM_THREADS has no cap,
-// and 100000 made the first parallel loop crash. Called once at start.
+// Sets OpenMP's default team (the parallel regions that name no count:
+// reading and converting arrays) to usable_cores(), at most one thread per
+// CPU of the affinity mask: the runtime's own reading of OMP_NUM_THREADS
+// has no cap, and 100000 made the first parallel loop crash. Called once
+// at start.
 void limit_default_threads();
 
 // `requested` threads, 0 meaning usable_cores().
