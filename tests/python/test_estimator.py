@@ -227,6 +227,13 @@ def test_partial_fit_learns_from_chunks(multi):
     assert accuracy_score(yte, clf.predict(xte)) > 0.55
     with pytest.raises(ValueError, match="is not one of the 6 classes"):
         clf.partial_fit(xtr[:3], np.array(["nope"] * 3))
+    # "balanced" would weigh each chunk by its own counts (scikit-learn's
+    # SGDClassifier refuses it too); a dict of weights is one objective.
+    with pytest.raises(ValueError, match="'balanced' is not supported for partial_fit"):
+        bagel.BagelClassifier(class_weight="balanced").partial_fit(xtr[:50], ytr[:50], classes=classes)
+    weighted = bagel.BagelClassifier(class_weight={classes[0]: 2.0})
+    weighted.partial_fit(xtr[:50], ytr[:50], classes=classes)
+    assert weighted.training_["class_weights"][str(classes[0])] == 2.0
 
 
 def test_pickle_and_save_load_round_trip(multi, tmp_path):

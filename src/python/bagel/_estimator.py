@@ -220,6 +220,12 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         first = not hasattr(self, "_model")
         if first and classes is None:
             raise ValueError("classes must be passed on the first call to partial_fit")
+        if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+            # Each chunk's counts would give other weights: a moving objective.
+            raise ValueError("class_weight 'balanced' is not supported for partial_fit (each chunk "
+                             "would weigh the classes by its own counts); give the weights as a "
+                             "dict, e.g. from sklearn.utils.class_weight.compute_class_weight on "
+                             "all the labels")
         try:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=first)
             _check_targets(y)
