@@ -98,8 +98,13 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
 int run_train(const TrainOptions& o) {
   std::vector<std::string> overrides = o.overrides;
   TrainConfig config = load_train_config(o.config, overrides);
-  if (!o.output.empty()) config.output = o.output, config.resolved["output"] = o.output;
-  if (!o.init.empty()) config.init = o.init, config.resolved["init"] = o.init;
+  // model.json's config holds absolute paths, as the config's own are
+  // resolved: -o and --init are relative to the current folder.
+  const auto absolute = [](const std::string& p) {
+    return std::filesystem::absolute(p).lexically_normal().string();
+  };
+  if (!o.output.empty()) config.output = o.output, config.resolved["output"] = absolute(o.output);
+  if (!o.init.empty()) config.init = o.init, config.resolved["init"] = absolute(o.init);
   // Folders the claim creates on the way to the model's: gone again if
   // the run fails (declared first: the claim's lock in them goes before).
   NewFolders new_folders(config.output);

@@ -78,6 +78,14 @@ class WarmStart(unittest.TestCase):
         np.testing.assert_array_equal(bm, b4)
         saved = json.loads((more / "model.json").read_text())
         self.assertEqual(saved["config"]["init"], str(two))
+        # --init and -o relative to the current folder are saved resolved.
+        path = self.dir / "cfg.json"
+        proc = run_bagel("train", "--config", path, "--quiet", "--init", "two", "-o", "again",
+                         cwd=self.dir)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        saved = json.loads((self.dir / "again" / "model.json").read_text())
+        self.assertEqual(saved["config"]["init"], str(two))
+        self.assertEqual(saved["config"]["output"], str(self.dir / "again"))
 
     def test_init_in_the_config_is_relative_to_the_config_file(self):
         two = self.trained(self.config("two", epochs=2))
