@@ -119,8 +119,15 @@ int main(int argc, char** argv) {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
     if (tune_cmd->parsed()) return bagel::cli::run_tune(tune);
     if (predict_cmd->parsed()) return bagel::cli::run_predict(predict);
-    if (inspect_cmd->parsed()) return bagel::cli::run_inspect(inspect);
-    if (bench_cmd->parsed()) return bagel::cli::run_bench(bench);
+    // Their product is what they print: a full disk (or /dev/full) is an
+    // error, not a success with nothing written.
+    const auto printed = [](int status) {
+      std::cout.flush();
+      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", "write failed");
+      return status;
+    };
+    if (inspect_cmd->parsed()) return printed(bagel::cli::run_inspect(inspect));
+    if (bench_cmd->parsed()) return printed(bagel::cli::run_bench(bench));
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
     if (vectorize_cmd->parsed()) return bagel::cli::run_vectorize(vectorize);

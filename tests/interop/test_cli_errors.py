@@ -137,6 +137,15 @@ class ErrorLines(unittest.TestCase):
         for name in ("new1", "new2", "new3"):
             self.assertFalse((self.dir / name).exists())
 
+    def test_a_full_disk_under_stdout_is_an_error_for_inspect(self):
+        import subprocess
+        from cli_helpers import BAGEL
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([BAGEL, "inspect", "-m", self.model], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertEqual(proc.stderr, "bagel: error: <stdout>: write failed\n")
+
     def test_a_huge_omp_num_threads_is_capped(self):
         # OpenMP's runtime takes OMP_NUM_THREADS as it is: 100000 threads
         # for the first parallel loop crashed generate (exit 139).
