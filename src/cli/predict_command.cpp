@@ -137,11 +137,19 @@ class PredictionWriter {
       } else if (top_) {
         write_top_classes(p, best);
       } else {
-        text_ += model_.classes[static_cast<std::size_t>(best)];
+        text_ += plain_class(model_.classes[static_cast<std::size_t>(best)]);
       }
       text_ += '\n';
     }
     out_ << text_;
+  }
+
+  // A class name alone on its line: quoted as CSV quotes a field where it
+  // holds a line break (or starts with a quote, which would read as one),
+  // so that every input row stays one output line.
+  static std::string plain_class(const std::string& name) {
+    const bool quoted = name.find_first_of("\n\r") != std::string::npos || (!name.empty() && name[0] == '"');
+    return quoted ? quote_field(name, '\n') : name;
   }
 
   // --top-k / --threshold: CLASS,PROB,CLASS,PROB,... best first; nothing

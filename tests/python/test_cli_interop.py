@@ -2,6 +2,7 @@
 one `bagel predict` reads, and a model `bagel train` writes loads in Python;
 both predict the same probabilities and classes."""
 
+import io
 import json
 
 import numpy as np
@@ -233,3 +234,19 @@ def test_string_classes_that_read_as_numbers_score_from_the_cli(tmp_path):
     run_bagel("predict", "-m", tmp_path / "b", "-i", tmp_path / "x.npz", "-l", tmp_path / "yb.npy",
               "--metrics", tmp_path / "mb.json", "-o", tmp_path / "pb.txt", "--quiet")
     assert json.loads((tmp_path / "mb.json").read_text())["accuracy"] == 1.0
+
+
+def test_class_names_with_line_breaks_are_quoted_one_record_a_row(tmp_path):
+    # Plain predict output is one record per row: a class name holding a
+    # line break (or starting with a quote) is quoted as CSV quotes it, and
+    # a CSV reader gets back the names predict gives, one per row.
+    import csv
+    x = np.eye(6)
+    y = np.array(["two\nlines", '"quoted" start', "plain, with comma"] * 2)
+    clf = bagel.BagelClassifier(epochs=30).fit(x, y)
+    clf.save(tmp_path / "m")
+    sp.save_npz(tmp_path / "x.npz", sp.csr_matrix(x))
+    out = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "x.npz", "--quiet").stdout
+    records = list(csv.reader(io.StringIO(out), delimiter="\x1f"))
+    assert [r[0] for r in records] == list(clf.predict(x))
+    assert "plain, with comma\n" in out  # only names that need it are quoted
