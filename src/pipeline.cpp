@@ -91,6 +91,9 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
     checkpoints.resume = &*resume;
   }
   check_start(start, data);
+  // A warm start on vectorised data keeps its model's vectorizer (the same
+  // vocabulary: check_start compared the widths).
+  if (!data.vectorizer) data.vectorizer = start.vectorizer;
   Dataset& train = data.train;
   std::optional<Dataset>& valid = data.valid;
   // A row is a bag, whose repeated index adds up (predict sums it so). Summed

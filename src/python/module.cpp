@@ -12,6 +12,7 @@
 #include "bagel/labels.h"
 #include "bagel/model.h"
 #include "bagel/predict.h"
+#include "bagel/text/vectorizer.h"
 #include "csr_arrays.h"
 #include "fit.h"
 #include "label_ids.h"
@@ -69,17 +70,27 @@ std::vector<float> floats_of(const py::array_t<float, py::array::c_style | py::a
 }
 
 // Pickling: every field, the arrays as numpy arrays.
+// A text model's vectorizer: its settings (model.json's "vectorizer") and
+// its terms, one per column; None for a model of vectorised data.
 py::tuple model_state(const Model& m) {
+  py::object vectorizer = py::none();
+  if (m.vectorizer) {
+    std::vector<std::string> terms;
+    if (m.vectorizer->options().kind != VectorizerKind::hashing)
+      for (Index j = 0; j < m.vectorizer->features(); ++j) terms.push_back(m.vectorizer->feature_name(j));
+    vectorizer = py::make_tuple(m.vectorizer->to_json().dump(), std::move(terms));
+  }
   return py::make_tuple(m.classes, m.numeric_classes, m.num_features, m.num_outputs,
                         copy_of(m.weight), copy_of(m.bias), m.config.dump(), m.training.dump(),
-                        m.output_kind(), m.class_type);
+                        m.output_kind(), m.class_type, vectorizer);
 }
 
 // Pickles from before the head was a field have 8 fields: softmax (or the
-// sigmoid for two classes), the only heads then; from before class_type, 9.
+// sigmoid for two classes), the only heads then; from before class_type, 9;
+// from before the vectorizer, 10.
 Model model_from_state(const py::tuple& t) {
-  if (t.size() < 8 || t.size() > 10)
-    throw Error("bagel model pickle: expected 10 fields, found " + std::to_string(t.size()));
+  if (t.size() < 8 || t.size() > 11)
+    throw Error("bagel model pickle: expected 11 fields, found " + std::to_string(t.size()));
   Model m;
   m.classes = t[0].cast<std::vector<std::string>>();
   m.numeric_classes = t[1].cast<bool>();
@@ -90,7 +101,13 @@ Model model_from_state(const py::tuple& t) {
   m.config = parse_json(t[6].cast<std::string>(), "pickled model config", false);
   m.training = parse_json(t[7].cast<std::string>(), "pickled model training", false);
   if (t.size() >= 9 && t[8].cast<std::string>() == "ovr") m.multiclass = Head::kOneVsRest;
-  if (t.size() == 10) m.class_type = t[9].cast<std::string>();
+  if (t.size() >= 10) m.class_type = t[9].cast<std::string>();
+  if (t.size() == 11 && !t[10].is_none()) {
+    const py::tuple v = t[10].cast<py::tuple>();
+    m.vectorizer = std::make_shared<const Vectorizer>(Vectorizer::from_terms(
+        parse_json(v[0].cast<std::string>(), "pickled model vectorizer", false),
+        v[1].cast<std::vector<std::string>>()));
+  }
   if (m.weight.size() != static_cast<std::size_t>(m.num_features) * m.num_outputs ||
       m.bias.size() != static_cast<std::size_t>(m.num_outputs))
     throw Error("bagel model pickle: the weight and bias sizes do not match the model's shape");

@@ -359,7 +359,17 @@ void Vectorizer::write_vocabulary(const std::string& path) const {
   vocabulary_.write(path);
 }
 
-Vectorizer Vectorizer::load(const nlohmann::json& settings, const std::string& folder) {
+namespace {
+
+// What Vectorizer::load and from_terms read: the options, the idf and the
+// term count of model.json's "vectorizer".
+struct SavedSettings {
+  nlohmann::json options;
+  std::vector<double> idf;
+  std::int64_t features = -1;
+};
+
+SavedSettings saved_settings(const nlohmann::json& settings) {
   nlohmann::json options = settings;
   std::vector<double> idf;
   std::int64_t features = -1;
@@ -376,7 +386,29 @@ Vectorizer Vectorizer::load(const nlohmann::json& settings, const std::string& f
     features = options["features"].get<std::int64_t>();
     options.erase("features");
   }
-  Vectorizer v(vectorizer_options_from_json(options, "vectorizer"), "vectorizer.");
+  return {std::move(options), std::move(idf), features};
+}
+
+}  // namespace
+
+Vectorizer Vectorizer::from_terms(const nlohmann::json& settings, const std::vector<std::string>& terms) {
+  SavedSettings saved = saved_settings(settings);
+  Vectorizer v(vectorizer_options_from_json(saved.options, "vectorizer"), "vectorizer.");
+  if (v.options_.kind == VectorizerKind::hashing) return v;
+  v.vocabulary_ = Vocabulary(terms);
+  const bool needs_idf = v.options_.kind == VectorizerKind::tfidf && v.options_.tfidf.use_idf;
+  if (needs_idf && saved.idf.size() != terms.size())
+    throw ConfigError("vectorizer.idf", "has " + std::to_string(saved.idf.size()) + " values for " +
+                                            std::to_string(terms.size()) + " terms");
+  if (needs_idf) v.idf_ = std::move(saved.idf);
+  return v;
+}
+
+Vectorizer Vectorizer::load(const nlohmann::json& settings, const std::string& folder) {
+  SavedSettings saved = saved_settings(settings);
+  const std::int64_t features = saved.features;
+  std::vector<double>& idf = saved.idf;
+  Vectorizer v(vectorizer_options_from_json(saved.options, "vectorizer"), "vectorizer.");
   if (v.options_.kind == VectorizerKind::hashing) return v;
   const std::string path = (std::filesystem::path(folder) / "vocabulary.txt").string();
   v.vocabulary_ = Vocabulary::read(path);

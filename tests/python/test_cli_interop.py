@@ -250,3 +250,29 @@ def test_class_names_with_line_breaks_are_quoted_one_record_a_row(tmp_path):
     records = list(csv.reader(io.StringIO(out), delimiter="\x1f"))
     assert [r[0] for r in records] == list(clf.predict(x))
     assert "plain, with comma\n" in out  # only names that need it are quoted
+
+
+def test_a_text_models_vectorizer_survives_pickle_and_partial_fit(tmp_path):
+    # A model bagel train fitted on raw text keeps its vectorizer through a
+    # pickle and a partial_fit in Python: saved again, bagel predict still
+    # reads raw text with it (both had saved no vocabulary.txt).
+    import pickle
+    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
+             "__label__a a cat and a dog", "__label__b markets and prices rose"]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "c.json").write_text(json.dumps({"train": {"text": "t.txt"}, "output": "m",
+                                                 "vectorizer": {"kind": "tfidf"},
+                                                 "optimizer": {"epochs": 3}}))
+    run_bagel("train", "-c", tmp_path / "c.json", "--quiet")
+    expected = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "t.txt", "--proba", "-q").stdout
+    clf = bagel.load(tmp_path / "m")
+    pickle.loads(pickle.dumps(clf)).save(tmp_path / "pickled")
+    assert (tmp_path / "pickled" / "vocabulary.txt").read_text() == \
+        (tmp_path / "m" / "vocabulary.txt").read_text()
+    assert run_bagel("predict", "-m", tmp_path / "pickled", "-i", tmp_path / "t.txt", "--proba",
+                     "-q").stdout == expected
+    clf.partial_fit(sp.csr_matrix(np.full((2, clf.n_features_in_), 0.01)), clf.classes_)
+    clf.save(tmp_path / "more")
+    saved = json.loads((tmp_path / "more" / "model.json").read_text())
+    assert saved["vectorizer"] == json.loads((tmp_path / "m" / "model.json").read_text())["vectorizer"]
+    run_bagel("predict", "-m", tmp_path / "more", "-i", tmp_path / "t.txt", "-q")

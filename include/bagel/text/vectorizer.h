@@ -113,6 +113,8 @@ class Vectorizer {
   // From to_json()'s object and FOLDER/vocabulary.txt; checks that they
   // agree (one idf per term). Errors name the file or field.
   static Vectorizer load(const nlohmann::json& settings, const std::string& folder);
+  // The same with the terms given, one per column (a pickled model's).
+  static Vectorizer from_terms(const nlohmann::json& settings, const std::vector<std::string>& terms);
 
  private:
   Vectorizer(VectorizerOptions options, const std::string& field_prefix);
