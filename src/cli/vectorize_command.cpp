@@ -107,8 +107,10 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
       "Raw text -> CSR .npz, exactly as scikit-learn's CountVectorizer, TfidfVectorizer or "
       "HashingVectorizer would make it (same vocabulary order, same arrays)");
   cmd->add_option("--input,-i", o.input, "Text: one document per line (or see --format); - reads stdin")
-      ->required();
-  cmd->add_option("--labels", o.labels, "lines format: labels, one per line, one per document");
+      ->required()
+      ->check(input_path(true));
+  cmd->add_option("--labels", o.labels, "lines format: labels, one per line, one per document")
+      ->check(input_path());
   cmd->add_option("--format", o.format,
                   "Input layout: auto, lines, fasttext, tsv, csv, folder (auto: a folder, lines "
                   "with --labels or without labels, fastText when the first line starts with "
