@@ -63,6 +63,8 @@ class ErrorLines(unittest.TestCase):
         missing = self.dir / "nope.svm"
         self.assert_error(run_bagel("predict", "-m", self.model, "-i", missing), 2,
                           "predict: ", "--input", str(missing))
+        self.assert_error(run_bagel("vectorize", "-i", missing, "-o", self.dir / "v.npz"), 2,
+                          "vectorize: ", "--input", str(missing))
 
     def test_a_value_outside_the_choices_is_a_usage_error(self):
         self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
