@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -19,14 +20,43 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The owner's process id, or 0 when the file is gone or not yet written.
-long claim_owner(const fs::path& lock) {
-  std::ifstream in(lock);
-  long pid = 0;
-  return in >> pid ? pid : 0;
+// When process `pid` started (clock ticks since boot: /proc/PID/stat's
+// 22nd field), or 0 when unknown. A process id is reused once its process
+// is gone (after a reboot or a container restart, soon); with its start
+// time a claim names one process only.
+unsigned long long start_time(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return 0;
+  const std::size_t name_end = stat.rfind(')');  // the name may hold spaces and ')'
+  if (name_end == std::string::npos) return 0;
+  std::istringstream fields(stat.substr(name_end + 1));
+  std::string field;
+  for (int i = 3; i < 22 && fields >> field; ++i) {
+  }
+  unsigned long long ticks = 0;
+  return fields >> ticks ? ticks : 0;
 }
 
-bool process_alive(long pid) { return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM; }
+struct Owner {
+  long pid = 0;                  // 0: the file is gone or not yet written
+  unsigned long long start = 0;  // 0: not recorded (an older bagel's claim)
+};
+
+Owner claim_owner(const fs::path& lock) {
+  std::ifstream in(lock);
+  Owner o;
+  if (!(in >> o.pid)) return {};
+  if (!(in >> o.start)) o.start = 0;
+  return o;
+}
+
+// Alive, and the process that wrote the claim (not a later one given its id).
+bool owner_alive(const Owner& o) {
+  if (::kill(static_cast<pid_t>(o.pid), 0) != 0 && errno != EPERM) return false;
+  const unsigned long long now = o.start != 0 ? start_time(o.pid) : 0;
+  return o.start == 0 || now == 0 || now == o.start;
+}
 
 // Creates `lock` holding this process's id in one step: written under a
 // private name, then hard-linked, which fails when `lock` exists.
@@ -36,11 +66,13 @@ bool create_claim(const fs::path& lock) {
   mine += ".tmp-" + std::to_string(::getpid()) + "-0";
   {
     std::ofstream out(mine);
-    out << ::getpid() << "\n";
+    out << ::getpid() << " " << start_time(::getpid()) << "\n";
+    out.close();  // a full disk shows only when the text is written out
     if (!out) {
+      const int error = errno;
       std::error_code ec;
       fs::remove(mine, ec);
-      throw FileError(lock.string(), "cannot create the claim file");
+      throw FileError(lock.string(), std::string("cannot create the claim file: ") + std::strerror(error));
     }
   }
   const int linked = ::link(mine.c_str(), lock.c_str());
@@ -72,13 +104,13 @@ ModelDirClaim::ModelDirClaim(const fs::path& dir) : lock_(lock_path(dir)) {
       owned_ = true;
       return;
     }
-    const long owner = claim_owner(lock_);
-    if (owner == ::getpid()) return;
-    if (owner > 0 && process_alive(owner))
-      throw FileError(dir.string(), "another bagel run (process " + std::to_string(owner) +
+    const Owner owner = claim_owner(lock_);
+    if (owner.pid == ::getpid()) return;
+    if (owner.pid > 0 && owner_alive(owner))
+      throw FileError(dir.string(), "another bagel run (process " + std::to_string(owner.pid) +
                                         ") is writing a model here; wait for it to end, or "
                                         "choose another folder (-o DIR)");
-    if (owner > 0) {
+    if (owner.pid > 0) {
       ::unlink(lock_.c_str());  // its process is gone (kill -9): the claim is stale
     } else {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));  // being replaced

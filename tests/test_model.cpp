@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -537,6 +538,47 @@ TEST(ModelCommit, ASecondWriterFailsCleanlyWhileTheFolderIsClaimed) {
     EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m.bagel-lock"}));
   }
   EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));
+}
+
+// /proc/PID/stat's start time of a live process.
+unsigned long long start_ticks(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  std::getline(in, stat);
+  std::istringstream fields(stat.substr(stat.rfind(')') + 1));
+  std::string field;
+  for (int i = 3; i < 22; ++i) fields >> field;
+  unsigned long long ticks = 0;
+  fields >> ticks;
+  return ticks;
+}
+
+TEST(ModelCommit, AClaimWhoseProcessIdWasReusedIsTakenOver) {
+  // The claim names its process by id and start time: a live process that
+  // got the id later (after a reboot or a container restart) is not the
+  // writer, and the folder is not blocked for ever.
+  TempDir dir;
+  const fs::path model = dir.path() / "m";
+  save_model(versioned_model(1), model.string());
+  const long parent = ::getppid();
+  std::ofstream(ModelDirClaim::lock_path(model)) << parent << " " << start_ticks(parent) + 1 << "\n";
+  save_model(versioned_model(2), model.string());
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 2);
+  // The same process, started when the claim says: still writing.
+  std::ofstream(ModelDirClaim::lock_path(model)) << parent << " " << start_ticks(parent) << "\n";
+  const std::string msg = file_error_of([&] { save_model(versioned_model(3), model.string()); });
+  EXPECT_TRUE(contains(msg, "another bagel run")) << msg;
+  // This process's own claim records its start time.
+  {
+    const ModelDirClaim claim = claim_model_dir(dir.path() / "n", false);
+    std::ifstream in(ModelDirClaim::lock_path(dir.path() / "n"));
+    long pid = 0;
+    unsigned long long start = 0;
+    in >> pid >> start;
+    EXPECT_EQ(pid, ::getpid());
+    EXPECT_EQ(start, start_ticks(::getpid()));
+  }
 }
 
 }  // namespace
