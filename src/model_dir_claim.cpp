@@ -64,6 +64,7 @@ bool owner_alive(const Owner& o) {
 bool create_claim(const fs::path& lock) {
   fs::path mine = lock;
   mine += ".tmp-" + std::to_string(::getpid()) + "-0";
+  const TempRegistration registered(mine);
   {
     std::ofstream out(mine);
     out << ::getpid() << " " << start_time(::getpid()) << "\n";

@@ -18,7 +18,7 @@ namespace {
 constexpr int kSlots = 32;
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
 // A slot is written while kWriting, so the handler never reads half a path.
-enum SlotState : int { kFree = 0, kWriting = 1, kActive = 2 };
+enum SlotState : int { kFree = 0, kWriting = 1, kActive = 2, kActiveEmptyFolder = 3 };
 
 struct Slot {
   std::atomic<int> state{kFree};
@@ -74,6 +74,8 @@ std::atomic<int> deferred_signal{0};
     if (slot.state.load(std::memory_order_acquire) != kActive) continue;
     if (::unlink(slot.path) != 0 && errno == EISDIR) remove_flat_folder(slot.path);
   }
+  for (Slot& slot : registry)
+    if (slot.state.load(std::memory_order_acquire) == kActiveEmptyFolder) ::rmdir(slot.path);
   ::_exit(128 + signal_number);
 }
 
@@ -94,7 +96,7 @@ extern "C" void remove_temporaries_and_exit(int signal_number) {
 
 }  // namespace
 
-TempRegistration::TempRegistration(const std::filesystem::path& path) {
+TempRegistration::TempRegistration(const std::filesystem::path& path, Kind kind) {
   std::error_code ec;
   std::filesystem::path absolute = std::filesystem::absolute(path, ec);
   const std::string text = ec ? path.string() : absolute.string();
@@ -104,7 +106,8 @@ TempRegistration::TempRegistration(const std::filesystem::path& path) {
     if (!registry[i].state.compare_exchange_strong(expected, kWriting, std::memory_order_acq_rel))
       continue;
     std::memcpy(registry[i].path, text.c_str(), text.size() + 1);
-    registry[i].state.store(kActive, std::memory_order_release);
+    registry[i].state.store(kind == Kind::kEmptyFolder ? kActiveEmptyFolder : kActive,
+                            std::memory_order_release);
     slot_ = i;
     return;
   }

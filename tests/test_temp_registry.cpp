@@ -93,6 +93,31 @@ TEST(TempRegistryDeathTest, AFinishedRegistrationIsNotRemoved) {
   EXPECT_TRUE(fs::exists(kept));
 }
 
+TEST(TempRegistryDeathTest, FoldersARunCreatedGoWhenEmpty) {
+  // new/a/b.lock: the run's file, in folders it created on the way (new/a,
+  // new); kept/ holds a user's file, so it stays.
+  TempDir tmp;
+  const fs::path a = tmp.path() / "new" / "a";
+  const fs::path kept = tmp.path() / "kept";
+  EXPECT_EXIT(
+      {
+        fs::create_directories(a);
+        fs::create_directories(kept);
+        std::ofstream(a / "b.lock") << "1";
+        std::ofstream(kept / "notes.md") << "mine";
+        const TempRegistration deepest(a, TempRegistration::Kind::kEmptyFolder);
+        const TempRegistration parent(tmp.path() / "new", TempRegistration::Kind::kEmptyFolder);
+        const TempRegistration other(kept, TempRegistration::Kind::kEmptyFolder);
+        const TempRegistration lock(a / "b.lock");  // registered last, removed first
+        default_disposition(SIGINT);
+        remove_temporaries_on_signal();
+        std::raise(SIGINT);
+      },
+      ::testing::ExitedWithCode(130), "");
+  EXPECT_FALSE(fs::exists(tmp.path() / "new"));
+  EXPECT_TRUE(fs::exists(kept / "notes.md"));
+}
+
 TEST(TempRegistryDeathTest, ASignalWaitsUntilTheDeferredStepEnds) {
   // The step finishes (its output written in full), then the signal ends
   // the process as it would have, removing what is still registered.

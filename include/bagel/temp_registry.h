@@ -25,7 +25,11 @@ namespace bagel {
 // only an interrupt would leave it behind (bagel never holds more than a few).
 class TempRegistration {
  public:
-  explicit TempRegistration(const std::filesystem::path& path);
+  // kPath: a file, or a folder removed with the files directly in it.
+  // kEmptyFolder: a folder this run created on the way to its outputs,
+  // removed only if empty, after every kPath (registered deepest first).
+  enum class Kind { kPath, kEmptyFolder };
+  explicit TempRegistration(const std::filesystem::path& path, Kind kind = Kind::kPath);
   ~TempRegistration();
   TempRegistration(const TempRegistration&) = delete;
   TempRegistration& operator=(const TempRegistration&) = delete;

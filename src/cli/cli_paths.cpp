@@ -84,6 +84,8 @@ NewFolders::NewFolders(const std::string& path) {
        !folder.empty() && folder != folder.parent_path() && !fs::exists(fs::symlink_status(folder, ec));
        folder = folder.parent_path())
     missing_.push_back(folder);
+  for (const fs::path& folder : missing_)
+    registered_.push_back(std::make_unique<TempRegistration>(folder, TempRegistration::Kind::kEmptyFolder));
 }
 
 NewFolders::~NewFolders() {

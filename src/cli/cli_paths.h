@@ -4,10 +4,13 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
+
+#include "bagel/temp_registry.h"
 
 namespace bagel::cli {
 
@@ -52,10 +55,15 @@ class NewFolders {
   ~NewFolders();
   NewFolders(const NewFolders&) = delete;
   NewFolders& operator=(const NewFolders&) = delete;
-  void keep() { missing_.clear(); }
+  void keep() {
+    missing_.clear();
+    registered_.clear();
+  }
 
  private:
   std::vector<std::filesystem::path> missing_;  // deepest first
+  // The same, for SIGINT/SIGTERM, which end the run without the destructor.
+  std::vector<std::unique_ptr<TempRegistration>> registered_;
 };
 
 }  // namespace bagel::cli

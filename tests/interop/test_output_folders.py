@@ -195,6 +195,37 @@ class SignalDuringTheCommit(unittest.TestCase):
                                             f"{name} is not the seed {seed} model's")
 
 
+class SignalWhileStarting(unittest.TestCase):
+    def test_sigint_at_any_file_opened_leaves_no_folder_of_the_runs_making(self):
+        # train -o new/a/b creates new/ and new/a/ (and its claim) before it
+        # reads the data; a SIGINT at any of the first files it opens
+        # (strace delivers it as the call starts) leaves neither behind.
+        import shutil
+        strace = shutil.which("strace")
+        if strace is None:
+            self.skipTest("strace is not installed (scripts/deps.sh installs it)")
+        with tempfile.TemporaryDirectory(prefix="bagel-interop-start-") as tmp:
+            tmp = Path(tmp)
+            write_labeled_set(tmp, 200, 30, 0.2, 11, ("a", "b"))
+            config = tmp / "cfg.json"
+            config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
+                                          "optimizer": {"epochs": 1}}))
+            for when in range(1, 60, 3):
+                with self.subTest(when=when):
+                    out = tmp / f"new{when}"
+                    proc = subprocess.run(
+                        [strace, "-f", "-o", "/dev/null", "-e", "trace=openat", "-e",
+                         f"inject=openat:signal=SIGINT:when={when}", BAGEL, "train", "--config",
+                         config, "-o", out / "a" / "b", "-q"],
+                        capture_output=True, text=True, timeout=120)
+                    # -2: before bagel's handlers were installed (the loader's files).
+                    self.assertIn(proc.returncode, (0, 130, -signal.SIGINT), proc.stderr)
+                    model_saved = (out / "a" / "b" / "model.json").exists()
+                    if proc.returncode != 0 and not model_saved:
+                        left = [str(p.relative_to(tmp)) for p in out.rglob("*")] if out.exists() else []
+                        self.assertFalse(out.exists(), f"left behind: {left}")
+
+
 class ClosedOutputPipe(unittest.TestCase):
     def test_train_outlives_a_closed_stderr_pipe(self):
         # `bagel train ... 2>&1 | head -1`: head exits after the first
