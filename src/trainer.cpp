@@ -306,7 +306,7 @@ nlohmann::json calibration_to_json(const RateCalibration& c) {
                       {"holdout_log_loss", std::isfinite(t.holdout_log_loss)
                                                ? nlohmann::json(t.holdout_log_loss)
                                                : nlohmann::json(nullptr)}});
-  return {{"rate", c.rate}, {"sample_rows", c.sample_rows},
+  return {{"rate", c.rate}, {"sample_rows", c.sample_rows}, {"folds", c.folds},
           {"mean_squared_norm", c.mean_squared_norm}, {"bias_rate", c.bias_rate},
           {"seconds", c.seconds}, {"trials", trials}};
 }

@@ -54,6 +54,7 @@ struct RateCalibration {
   double rate = 0;              // the chosen eta0
   std::vector<RateTrial> trials;
   std::int64_t sample_rows = 0;
+  int folds = 1;                // 1: judged on 20% of the sample; 5 below 200 rows
   double mean_squared_norm = 0; // of the sample's rows: the centre of the search
   double bias_rate = 1;         // the biases' rate over it (below; or optimizer.bias_rate)
   double seconds = 0;
@@ -64,7 +65,9 @@ struct RateCalibration {
 // neighbours), each tried by training on 80% of
 // a seeded sample of `train` (at most `sample_rows` rows, the schedule, L2,
 // batch size and epochs of `c`, at most 10 epochs, one thread each, several candidates in
-// parallel) and scoring log loss on the other 20%. Returns the rate with the
+// parallel) and scoring log loss on the other 20%; a sample of fewer than
+// 200 rows is judged by 5-fold cross-validation instead (the mean loss of
+// the five fifths). Returns the rate with the
 // lowest held-out loss. `classes` is the number of classes of `train.y`, `head`
 // the model's (loss.h).
 RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head head,
