@@ -100,8 +100,9 @@ std::vector<double> predict_proba(const Model& model, const CsrMatrix& x, int th
 Metrics evaluate(const Model& model, const CsrMatrix& x, std::span<const std::int32_t> y,
                  int threads) {
   MetricsAccumulator acc(model.num_classes());
-  for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
-    const Index end = std::min(x.rows(), begin + kRowsPerChunk);
+  const Index chunk = rows_per_chunk(model.num_classes());
+  for (Index begin = 0; begin < x.rows(); begin += chunk) {
+    const Index end = std::min(x.rows(), begin + chunk);
     const Predictions p = predict_chunk(model, x, begin, end, threads);
     acc.add(y.subspan(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)), p.proba,
             p.classes);

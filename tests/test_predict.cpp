@@ -62,3 +62,18 @@ TEST(PredictRegion, AnExceptionInsideTheParallelRegionBecomesAnError) {
 
 }  // namespace
 }  // namespace bagel
+
+namespace bagel {
+namespace {
+
+TEST(PredictChunks, ManyClassesPredictFewerRowsAtATime) {
+  // A chunk of probabilities is at most 2^22 doubles: 2^16 rows of 2 or 20
+  // classes, 419 of 10,000 (2^16 of them had held 5 GiB).
+  EXPECT_EQ(rows_per_chunk(2), kRowsPerChunk);
+  EXPECT_EQ(rows_per_chunk(20), kRowsPerChunk);
+  EXPECT_EQ(rows_per_chunk(10000), 419);
+  EXPECT_EQ(rows_per_chunk(1 << 30), 64);
+}
+
+}  // namespace
+}  // namespace bagel

@@ -88,8 +88,9 @@ class PredictionWriter {
   // All rows of `x`, kRowsPerChunk at a time so that memory stays one chunk
   // of probabilities; `y` holds their class ids when metrics are gathered.
   void write(const CsrMatrix& x, std::span<const std::int32_t> y) {
-    for (Index begin = 0; begin < x.rows(); begin += kRowsPerChunk) {
-      const Index end = std::min(x.rows(), begin + kRowsPerChunk);
+    const Index chunk = rows_per_chunk(model_.num_classes());
+    for (Index begin = 0; begin < x.rows(); begin += chunk) {
+      const Index end = std::min(x.rows(), begin + chunk);
       const Predictions p = predictions(x, begin, end);
       write_rows(p, end - begin);
       if (metrics_)
@@ -100,6 +101,7 @@ class PredictionWriter {
   }
 
   Index rows() const { return rows_; }
+  int classes() const { return model_.num_classes(); }
   std::optional<Metrics> metrics() const {
     return metrics_ ? std::optional<Metrics>(metrics_->finish()) : std::nullopt;
   }
@@ -276,7 +278,7 @@ std::optional<std::vector<std::int32_t>> chunk_labels(const PredictOptions& o,
 void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::int32_t>>& y,
                     PredictionWriter& writer) {
   if (y) writer.expect_labels();
-  while (std::optional<CsrMatrix> x = chunks.next(kRowsPerChunk)) {
+  while (std::optional<CsrMatrix> x = chunks.next(rows_per_chunk(writer.classes()))) {
     const auto first = static_cast<std::size_t>(writer.rows());
     writer.write(*x, y ? std::span<const std::int32_t>(*y).subspan(
                              first, static_cast<std::size_t>(x->rows()))
