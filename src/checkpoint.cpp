@@ -96,13 +96,22 @@ void write_array(const fs::path& folder, const char* name, const std::vector<flo
             {static_cast<std::int64_t>(values.size()) / outputs, outputs});
 }
 
-std::vector<float> read_array(const fs::path& folder, const char* name, std::size_t expected) {
+// FOLDER/NAME: `expected` finite values; with `rows` > 0, of shape (rows,
+// expected / rows), as write_array writes them.
+std::vector<float> read_array(const fs::path& folder, const char* name, std::size_t expected,
+                              std::int64_t rows = 0) {
   const std::string path = (folder / name).string();
   const NpyArray a = read_npy(path);
   std::vector<float> values = npy_to_float32(a.header, a.payload(), path);
   if (values.size() != expected)
     throw FileError(path, "holds " + std::to_string(values.size()) + " weights, expected " +
                               std::to_string(expected));
+  if (rows > 0 && (a.header.shape.size() != 2 || a.header.shape[0] != rows))
+    throw FileError(path, "is not of shape (" + std::to_string(rows) + ", " +
+                              std::to_string(expected / static_cast<std::size_t>(rows)) + ")");
+  for (std::size_t i = 0; i < values.size(); ++i)
+    if (!std::isfinite(values[i]))
+      throw FileError(path, "holds a non-finite value at position " + std::to_string(i));
   return values;
 }
 
@@ -178,7 +187,7 @@ void require_checkpoint(const std::string& folder) {
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::json& config,
-                                   std::uint64_t fingerprint, int outputs) {
+                                   std::uint64_t fingerprint, std::int64_t features, int outputs) {
   const fs::path dir(folder);
   require_checkpoint(folder);
   const std::string state_path = (dir / kStateFile).string();
@@ -214,18 +223,15 @@ TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::js
     k.best_epoch = s.at("best_epoch").get<int>();
     k.bad_epochs = s.at("bad_epochs").get<int>();
     k.bias = read_array(dir, "bias.npy", static_cast<std::size_t>(outputs));
-    const NpyArray w = read_npy((dir / "weight.npy").string());
-    k.weight = npy_to_float32(w.header, w.payload(), (dir / "weight.npy").string());
-    if (k.weight.size() % static_cast<std::size_t>(outputs) != 0)
-      throw FileError((dir / "weight.npy").string(), "does not hold whole rows of " +
-                                                         std::to_string(outputs) + " weights");
+    const std::size_t weights = static_cast<std::size_t>(features) * static_cast<std::size_t>(outputs);
+    k.weight = read_array(dir, "weight.npy", weights, features);
     if (k.best_epoch > 0) {
-      k.best_weight = read_array(dir, "best_weight.npy", k.weight.size());
+      k.best_weight = read_array(dir, "best_weight.npy", k.weight.size(), features);
       k.best_bias = read_array(dir, "best_bias.npy", k.bias.size());
     }
     k.averaging = s.at("averaging").get<bool>();
     if (k.averaging) {
-      k.average_weight_sum = read_array(dir, "average_weight_sum.npy", k.weight.size());
+      k.average_weight_sum = read_array(dir, "average_weight_sum.npy", k.weight.size(), features);
       k.average_bias_sum = s.at("average_bias_sum").get<std::vector<double>>();
       k.average_steps = s.at("average_steps").get<std::int64_t>();
       if (k.average_bias_sum.size() != k.bias.size() || k.average_steps < 0)

@@ -73,11 +73,6 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
   model.training["bagel_version"] = BAGEL_VERSION;
 }
 
-// The columns a new model needs: the wider of the train and valid splits.
-Index widest_split(const TrainingData& data) {
-  return std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
-}
-
 // `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
 // A resume's weights are in the data's feature numbers, as saved.
 TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
@@ -140,6 +135,10 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
 }
 
 }  // namespace
+
+Index widest_split(const TrainingData& data) {
+  return std::max(data.train.x.cols(), data.valid ? data.valid->x.cols() : 0);
+}
 
 void check_warm_start(const Model& start, const std::string& start_dir, const Dataset& d,
                       const std::string& source) {

@@ -35,8 +35,10 @@ void require_checkpoint(const std::string& folder);
 // config (threads aside: the model does not depend on them with one training
 // thread) and the same training data; ConfigError naming the first
 // difference (or the missing folder) otherwise.
+// Its arrays must be of the model's shape (features x outputs) and finite;
+// FileError naming the file otherwise.
 TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::json& config,
-                                   std::uint64_t fingerprint, int outputs);
+                                   std::uint64_t fingerprint, std::int64_t features, int outputs);
 
 // Removes FOLDER when it holds a checkpoint (nothing else is touched).
 void remove_checkpoint(const std::string& folder);

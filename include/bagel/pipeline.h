@@ -43,6 +43,9 @@ TrainResult train(const TrainConfig& config, TrainingData data, Progress& progre
 TrainResult train(Model start, const TrainConfig& config, TrainingData data, Progress& progress,
                   Checkpointing checkpoints = {});
 
+// The columns a new model needs: the wider of the train and valid splits.
+Index widest_split(const TrainingData& data);
+
 // What train() will train on `data`: `start`'s head, outputs and features
 // when it starts from a model, else a new model's for data's classes and
 // the widest split (what train(config, data) builds), and how: the run's

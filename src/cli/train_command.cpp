@@ -39,7 +39,8 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
   std::optional<TrainingCheckpoint> resume;
   if (o.resume) {
     resume = load_checkpoint(folder, config.resolved, fingerprint,
-                             num_outputs_for(static_cast<int>(data.classes.size())));
+                             start ? start->num_features : widest_split(data),
+                             start ? start->num_outputs : num_outputs_for(static_cast<int>(data.classes.size())));
     progress.message("resuming after epoch " + std::to_string(resume->epoch) + " of " +
                      std::to_string(resume->epochs) + " (" + folder + ")");
   } else if (start) {

@@ -156,6 +156,27 @@ class Resume(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("differs from the stopped run's", proc.stderr)
 
+    def test_a_damaged_weight_file_is_an_error_naming_it(self):
+        # Too few rows had been read past their end (heap corruption, exit
+        # 134); a transposed shape or a NaN had been taken as they were.
+        config = self.config("part")
+        status, _ = self.stop_after_epoch(config, 2)
+        self.assertEqual(status, 130)
+        saved = self.dir / "part.bagel-resume" / "weight.npy"
+        good = np.load(saved)
+        for name, bad, fragment in (("short", good[:100], "weights, expected"),
+                                    ("transposed", np.ascontiguousarray(good.T), "is not of shape"),
+                                    ("nan", np.where(np.arange(good.size).reshape(good.shape) == 7,
+                                                     np.float32("nan"), good), "non-finite")):
+            with self.subTest(name):
+                np.save(saved, bad)
+                proc = run_bagel("train", "--config", config, "--resume")
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(f"{saved}: ", proc.stderr)
+                self.assertIn(fragment, proc.stderr)
+        np.save(saved, good)
+        self.assertEqual(run_bagel("train", "--config", config, "--resume", "-q").returncode, 0)
+
     def test_nothing_to_resume_is_a_usage_error(self):
         proc = run_bagel("train", "--config", self.config("fresh"), "--resume")
         self.assertEqual(proc.returncode, 2, proc.stderr)
