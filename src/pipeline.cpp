@@ -1,5 +1,9 @@
 #include "bagel/pipeline.h"
 
+#include <cstdio>
+
+#include <cmath>
+
 #include <algorithm>
 #include <chrono>
 
@@ -73,6 +77,23 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
   model.training["bagel_version"] = BAGEL_VERSION;
 }
 
+// The divergence guard restarts a run whose loss is not finite, but a
+// row's weight multiplies its step after the clip: weights near float's
+// limit (sample_weight 1e36) overflow the model while each loss stays
+// finite. No such model is returned (a saved one would not load).
+void check_finite_result(const Model& m, const Dataset& train) {
+  const auto finite = [](float v) { return std::isfinite(v); };
+  if (std::all_of(m.weight.begin(), m.weight.end(), finite) &&
+      std::all_of(m.bias.begin(), m.bias.end(), finite))
+    return;
+  const float largest = train.weight.empty() ? 1.0f : *std::max_element(train.weight.begin(), train.weight.end());
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g", double(largest));
+  throw Error("training ended with weights beyond float32's range (the largest row weight, "
+              "sample_weight times class_weight, is " + std::string(buf) +
+              "; scale the row weights down, or lower the learning rate)");
+}
+
 // `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
 // A resume's weights are in the data's feature numbers, as saved.
 TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
@@ -121,6 +142,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
       restore_numbering(*checkpoints.latest, r.model.num_outputs, *order);
     throw;
   }
+  check_finite_result(r.model, train);
   if (resume) {
     r.summary.resumed_from_epoch = resume->epoch;
     if (!resume->calibration.is_null()) r.summary.calibration_json = resume->calibration;

@@ -283,6 +283,18 @@ def test_coef_is_a_read_only_view():
 
 # ---------------------------------------------------------------- errors
 
+
+def test_row_weights_beyond_floats_range_are_an_error_not_a_model_of_infinities(binary):
+    # Each loss stays finite at sample_weight 1e36, but the steps overflow
+    # the float32 weights: fit had returned coef_ with inf in it.
+    xtr, ytr = binary["train"]
+    with pytest.raises(ValueError, match="beyond float32's range .* is 1e\\+36"):
+        bagel.BagelClassifier(epochs=1, learning_rate=0.1).fit(
+            xtr, ytr, sample_weight=np.full(xtr.shape[0], 1e36))
+    clf = bagel.BagelClassifier(epochs=1, learning_rate=0.1).fit(
+        xtr, ytr, sample_weight=np.full(xtr.shape[0], 1e30))
+    assert np.isfinite(clf.coef_).all()
+
 @pytest.mark.filterwarnings("ignore:overflow encountered in cast:RuntimeWarning")  # 1e300 below
 def test_nan_in_fit_or_predict_is_a_value_error(multi):
     x, y = multi["train"]
