@@ -86,8 +86,9 @@ void check_model_size(Index num_features, int num_classes, const std::string& so
   if (bytes <= kMaxWeightMemoryFraction * memory) return;
   throw FileError(source, "the model would have " + std::to_string(num_features) + " features x " +
                               std::to_string(outputs) + " outputs = " + gib(bytes) +
-                              " of float32 weights, more than half of the " + gib(memory) +
-                              " of memory this process may use; the column count is the largest "
+                              " of float32 weights, more than a quarter of the " + gib(memory) +
+                              " of memory this process may use (training holds about three "
+                              "arrays of that size); the column count is the largest "
                               "feature index + 1: is an index wrong, or the vocabulary too large?");
 }
 

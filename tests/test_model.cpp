@@ -429,10 +429,13 @@ TEST(ModelLoad, MoreClassesThanTheLimitAreRefused) {
   EXPECT_TRUE(contains(msg, "distinct classes, more than bagel's limit")) << msg;
 }
 
-TEST(ModelSize, WeightsBeyondHalfTheMemoryAreRefusedNamingTheSource) {
+TEST(ModelSize, WeightsBeyondAQuarterOfTheMemoryAreRefusedNamingTheSource) {
   const double gib = 1024.0 * 1024.0 * 1024.0;
-  // 2^31 - 1 columns, binary: 8 GiB of weights.
+  // 2^31 - 1 columns, binary: 8 GiB of weights; training holds about three
+  // such arrays, so 24 GiB (where half had let them through, and the run
+  // was killed for memory) is too little.
   EXPECT_NO_THROW(check_model_size(2147483647, 2, "train.svm", 64 * gib));
+  EXPECT_THROW(check_model_size(2147483647, 2, "train.svm", 24 * gib), FileError);
   const std::string msg =
       file_error_of([&] { check_model_size(2147483647, 2, "train.svm", 8 * gib); });
   EXPECT_TRUE(contains(msg, "train.svm: the model would have 2147483647 features x 1 outputs = 8.0 GiB"))

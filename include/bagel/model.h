@@ -66,10 +66,14 @@ struct Model {
 // than kMaxWeightMemoryFraction of the memory this process may use (physical,
 // or the cgroup's memory.max or ulimit -v when lower; `memory_bytes` when
 // given, for tests): training
-// keeps more than the weights (gradients, averages, replicas), and a 21-byte
-// svmlight line with index 2147483646 asks for 2^31 columns. Checked before
-// training, so it fails in a second rather than after swapping for hours.
-inline constexpr double kMaxWeightMemoryFraction = 0.5;
+// keeps about three arrays of the weights' size (the model, the starting
+// weights a divergence restarts from, the saved copy; more with averages or
+// replicas: 4.1 GB measured for 1.4 GB of weights), and a 21-byte svmlight
+// line with index 2147483646 asks for 2^31 columns. Checked before
+// training, so it fails in a second rather than after swapping for hours
+// (at half of the memory, 8 GiB of weights on a 23 GiB machine passed and
+// the kernel killed the run).
+inline constexpr double kMaxWeightMemoryFraction = 0.25;
 void check_model_size(Index num_features, int num_classes, const std::string& source,
                       double memory_bytes = 0);
 
