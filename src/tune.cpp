@@ -105,11 +105,17 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   OptimizerConfig defaults = base;
   resolve_averaging(defaults, train.x.rows());
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x, defaults.average);
-  if (defaults.learning_rate <= 0)
-    defaults.learning_rate =
-        calibrate_learning_rate(train, classes, multiclass.value_or(kDefaultMulticlass), defaults).rate;
+  if (defaults.learning_rate <= 0) {
+    // The rate train would calibrate, and the bias rate that goes with it
+    // (below 1 for rows of small norm): the trials set explicit rates,
+    // where "auto" alone would give the bias the full rate.
+    const RateCalibration calibrated =
+        calibrate_learning_rate(train, classes, multiclass.value_or(kDefaultMulticlass), defaults);
+    defaults.learning_rate = calibrated.rate;
+    defaults.bias_rate = calibrated.bias_rate;
+  }
+  defaults.bias_rate_auto = false;
   defaults.threads = 1;
-  defaults.patience = 0;
   std::vector<Head> heads{classes == 2 ? Head::kSigmoid : multiclass.value_or(kDefaultMulticlass)};
   if (classes > 2 && !multiclass)
     heads.push_back(kDefaultMulticlass == Head::kSoftmax ? Head::kOneVsRest : Head::kSoftmax);
@@ -140,7 +146,8 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
     try {
       Model m = Model::zeros(names, true, train.x.cols(), t.head);
       Progress quiet(Progress::Mode::kQuiet, std::cerr);
-      train_fixed_rate(m, train, nullptr, t.settings, layer, quiet);
+      // With patience, early stopping on the valid set, as train does.
+      train_fixed_rate(m, train, t.settings.patience > 0 ? &valid : nullptr, t.settings, layer, quiet);
       const Metrics v = evaluate(m, valid.x, valid.y, 1);
       t.valid_accuracy = v.accuracy;
       t.valid_log_loss = v.log_loss;

@@ -39,6 +39,7 @@ nlohmann::json tuned_config(const TrainConfig& config, const TuneTrial& trial) {
   nlohmann::json doc = config.resolved;
   if (trial.head != Head::kSigmoid) doc["model"]["multiclass"] = to_string(trial.head);
   doc["optimizer"]["learning_rate"] = best.learning_rate;
+  doc["optimizer"]["bias_rate"] = best.bias_rate;
   doc["optimizer"]["l2"] = best.l2;
   doc["optimizer"]["epochs"] = best.epochs;
   doc["optimizer"]["schedule"] = to_string(best.schedule);
@@ -70,6 +71,9 @@ int run_tune(const TuneOptions& o) {
   const std::string out = o.output.empty() ? "tuned.json" : o.output;
   check_output_file(out, "-o");
   const TrainConfig config = load_train_config(o.config, o.overrides);
+  if (!config.init.empty())
+    throw UsageError("tune", "the config starts from a model (\"init\"), and the trials start "
+                             "from zeros: tune without \"init\", then add it to the config written");
   check_json_writable(config.resolved, o.config);  // the tuned config is written at the end
   Progress progress(Progress::detect(o.quiet), std::cerr);
   TrainingData data = load_training_data(config);

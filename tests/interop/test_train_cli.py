@@ -296,6 +296,40 @@ class TrainCommandLine(unittest.TestCase):
         meta = json.loads((self.model / "model.json").read_text())
         self.assertEqual(meta["output"], best["model"]["multiclass"])
 
+    def test_tunes_table_is_what_train_gives_for_rows_of_small_norm_and_early_stopping(self):
+        # Counts times 0.05 (mean |x|^2 below 1/2: the calibrated bias rate
+        # is below 1) with early stopping: the trials had run with the bias
+        # at the full rate and without stopping, so the defaults' row was
+        # not the defaults' model and the written config trained to another
+        # score than the table's best.
+        import numpy as np
+        import scipy.sparse as sp
+        multi = REPO / "data" / "fortunes-multi"
+        for part in ("train", "valid"):
+            x = sp.load_npz(multi / f"{part}.npz").astype(np.float32) * np.float32(0.05)
+            sp.save_npz(self.dir / f"small-{part}.npz", x.tocsr())
+        c = {"train": {"features": str(self.dir / "small-train.npz"), "labels": str(multi / "train.labels")},
+             "valid": {"features": str(self.dir / "small-valid.npz"), "labels": str(multi / "valid.labels")},
+             "optimizer": {"patience": 3}, "output": str(self.model)}
+        self.assertEqual(self.train(c, "--quiet").returncode, 0)
+        defaults = json.loads((self.model / "model.json").read_text())["training"]["valid_metrics"]
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "120",
+                         "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("| ")][1:]
+        rows = [[f.strip() for f in line.split("|")[1:-1]] for line in lines]
+        self.assertEqual(float(rows[0][4]), round(defaults["accuracy"], 4), proc.stdout)
+        best = rows[next(i for i, line in enumerate(lines) if line.endswith(" best"))]
+        self.assertEqual(self.train(json.loads(tuned.read_text()), "--quiet").returncode, 0)
+        again = json.loads((self.model / "model.json").read_text())["training"]["valid_metrics"]
+        self.assertEqual(round(again["accuracy"], 4), float(best[4]))
+        # A warm start is refused: the trials start from zeros.
+        c["init"] = str(self.model)
+        proc = run_bagel("tune", "--config", self.write_config(c), "-o", str(tuned))
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("\"init\"", proc.stderr)
+
     def test_tune_with_a_budget_of_zero_is_a_one_line_error_and_writes_nothing(self):
         tuned = self.dir / "tuned.json"
         proc = run_bagel("tune", "--config", self.write_config(self.config()), "--budget", "0",
