@@ -168,7 +168,8 @@ int parse_auto_int(JsonReader& r, const std::string& key, std::int64_t lo, std::
     return 0;
   }
   const std::int64_t value = r.get_integer(key, 0);  // also marks the key as known
-  return r.has(key) ? to_int(value, r.field(key), lo, hi) : 0;
+  // Absent or null: "auto", as every key's null is its default.
+  return r.has(key) && !r.raw(key).is_null() ? to_int(value, r.field(key), lo, hi) : 0;
 }
 
 // "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
@@ -390,7 +391,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   if (root.has("model")) {
     JsonReader m = root.object("model");
     c.layer = parse_layer(m.get_string("layer", "sparse"), m.field("layer"));
-    if (m.has("multiclass"))
+    if (m.has("multiclass") && !m.raw("multiclass").is_null())
       c.multiclass = parse_multiclass(m.get_string("multiclass", ""), m.field("multiclass"));
     m.finish();
   } else {

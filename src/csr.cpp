@@ -112,7 +112,7 @@ void CsrMatrix::validate(const std::string& source) const {
   if (rows_ < 0 || cols_ < 0) throw FileError(source, "shape: negative dimension");
   if (indptr_.size() != static_cast<std::size_t>(rows_) + 1)
     throw FileError(source, "indptr: length " + std::to_string(indptr_.size()) +
-                                ", expected rows + 1 = " + std::to_string(rows_ + 1));
+                                ", expected rows + 1 = " + std::to_string(std::int64_t{rows_} + 1));
   if (data_.size() != indices_.size())
     throw FileError(source, "data has " + std::to_string(data_.size()) +
                                 " values but indices has " + std::to_string(indices_.size()));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "bagel/error.h"
@@ -94,6 +95,8 @@ double JsonReader::get_number(const std::string& key, double fallback) {
 std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallback) {
   const nlohmann::json* v = find(key);
   if (v == nullptr) return fallback;
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t{INT64_MAX})
+    throw ConfigError(field(key), "expected an integer up to 9223372036854775807, found " + v->dump());
   if (v->is_number_integer()) return v->get<std::int64_t>();
   if (v->is_number_float()) {
     const double d = v->get<double>();

@@ -596,7 +596,7 @@ NpzRowChunks::NpzRowChunks(const std::string& path) : state_(std::make_unique<St
   s.indptr = npy_to_int32(indptr.header, indptr.payload(), path, "indptr");
   if (s.indptr.size() != static_cast<std::size_t>(s.rows) + 1)
     throw FileError(path, "indptr: length " + std::to_string(s.indptr.size()) +
-                              ", expected rows + 1 = " + std::to_string(s.rows + 1));
+                              ", expected rows + 1 = " + std::to_string(std::int64_t{s.rows} + 1));
   s.indices.emplace(*s.file, "indices");
   s.data.emplace(*s.file, "data");
   const std::int64_t nnz = s.indices->header().count();

@@ -69,6 +69,20 @@ TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
   }
 }
 
+TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
+  auto doc = minimal();
+  doc["optimizer"] = {{"epochs", nullptr}};
+  doc["model"] = {{"multiclass", nullptr}};
+  const TrainConfig c = parse_train_config(doc, "/b");  // had said "found 0" and "found \"\""
+  EXPECT_EQ(c.optimizer.epochs, 0);
+  EXPECT_FALSE(c.multiclass.has_value());
+  doc = minimal();
+  doc["optimizer"] = {{"epochs", std::uint64_t{1} << 63}};  // had read as -2^63
+  EXPECT_NE(error_of(doc).find("optimizer.epochs: expected an integer up to 9223372036854775807, "
+                               "found 9223372036854775808"),
+            std::string::npos) << error_of(doc);
+}
+
 TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
   // Features used 100 times a pass: the row count decides.
   auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows, false); };
