@@ -149,7 +149,34 @@ class OutputFolders(unittest.TestCase):
         self.assertEqual(snapshot(folder), before)
 
 
-class SignalDuringTheCommit(unittest.TestCase):
+class UnderStrace(unittest.TestCase):
+    """Runs bagel under strace, which delivers a signal as the Nth call of a
+    kind starts: the moments a test could not hit by timing."""
+
+    def setUp(self):
+        import shutil
+        self.strace = shutil.which("strace")
+        if self.strace is None:
+            self.skipTest("strace is not installed (scripts/deps.sh installs it)")
+        self._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-strace-")
+        self.tmp = Path(self._tmp.name)
+        write_labeled_set(self.tmp, 200, 30, 0.2, 11, ("a", "b"))
+        self.config = self.tmp / "cfg.json"
+        self.config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
+                                           "optimizer": {"epochs": 1}}))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def train_signalled(self, call, when, sig, output, *extra):
+        return subprocess.run(
+            [self.strace, "-f", "-o", "/dev/null", "-e", f"trace={call}", "-e",
+             f"inject={call}:signal={sig}:when={when}", BAGEL, "train", "--config", self.config,
+             "-o", output, "-q", *extra],
+            capture_output=True, text=True, timeout=120)
+
+
+class SignalDuringTheCommit(UnderStrace):
     """A folder that holds the user's files gets the model file by file: the
     old model.json goes, the arrays are renamed in, the new model.json last.
     A SIGTERM at any of those steps (strace delivers it as the step's system
@@ -157,73 +184,45 @@ class SignalDuringTheCommit(unittest.TestCase):
     one model, never arrays without their model.json."""
 
     def test_every_step_of_a_file_by_file_commit(self):
-        import shutil
-        strace = shutil.which("strace")
-        if strace is None:
-            self.skipTest("strace is not installed (scripts/deps.sh installs it)")
-        with tempfile.TemporaryDirectory(prefix="bagel-interop-commit-") as tmp:
-            tmp = Path(tmp)
-            write_labeled_set(tmp, 200, 30, 0.2, 11, ("a", "b"))
-            config = tmp / "cfg.json"
-            config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
-                                          "optimizer": {"epochs": 1}}))
-            models = {}
-            for seed in (1, 2):
-                out = tmp / f"ref{seed}"
-                run_bagel("train", "--config", config, "-o", out, "-q", "--set", f"optimizer.seed={seed}")
-                models[seed] = snapshot(out)
-            for call in ("unlink", "rename", "renameat2"):
-                for when in range(1, 5):
-                    with self.subTest(call=call, when=when):
-                        folder = tmp / f"{call}-{when}"
-                        folder.mkdir()
-                        (folder / "notes.md").write_text("mine\n")
-                        for name, data in models[1].items():
-                            (folder / name).write_bytes(data)
-                        proc = subprocess.run(
-                            [strace, "-f", "-o", "/dev/null", "-e", f"trace={call}", "-e",
-                             f"inject={call}:signal=SIGTERM:when={when}", BAGEL, "train", "--config",
-                             config, "-o", folder, "-q", "--set", "optimizer.seed=2"],
-                            capture_output=True, text=True, timeout=120)
-                        self.assertIn(proc.returncode, (0, 143), proc.stderr)
-                        files = snapshot(folder)
-                        self.assertEqual(files.pop("notes.md"), b"mine\n")
-                        self.assertEqual(sorted(files), MODEL_FILES)
-                        seed = json.loads(files["model.json"])["config"]["optimizer"]["seed"]
-                        for name in ("weight.npy", "bias.npy"):
-                            self.assertTrue(files[name] == models[seed][name],
-                                            f"{name} is not the seed {seed} model's")
+        models = {}
+        for seed in (1, 2):
+            out = self.tmp / f"ref{seed}"
+            run_bagel("train", "--config", self.config, "-o", out, "-q", "--set", f"optimizer.seed={seed}")
+            models[seed] = snapshot(out)
+        for call in ("unlink", "rename", "renameat2"):
+            for when in range(1, 5):
+                with self.subTest(call=call, when=when):
+                    folder = self.tmp / f"{call}-{when}"
+                    folder.mkdir()
+                    (folder / "notes.md").write_text("mine\n")
+                    for name, data in models[1].items():
+                        (folder / name).write_bytes(data)
+                    proc = self.train_signalled(call, when, "SIGTERM", folder, "--set", "optimizer.seed=2")
+                    self.assertIn(proc.returncode, (0, 143), proc.stderr)
+                    files = snapshot(folder)
+                    self.assertEqual(files.pop("notes.md"), b"mine\n")
+                    self.assertEqual(sorted(files), MODEL_FILES)
+                    seed = json.loads(files["model.json"])["config"]["optimizer"]["seed"]
+                    for name in ("weight.npy", "bias.npy"):
+                        self.assertTrue(files[name] == models[seed][name],
+                                        f"{name} is not the seed {seed} model's")
 
 
-class SignalWhileStarting(unittest.TestCase):
+class SignalWhileStarting(UnderStrace):
     def test_sigint_at_any_file_opened_leaves_no_folder_of_the_runs_making(self):
         # train -o new/a/b creates new/ and new/a/ (and its claim) before it
-        # reads the data; a SIGINT at any of the first files it opens
-        # (strace delivers it as the call starts) leaves neither behind.
-        import shutil
-        strace = shutil.which("strace")
-        if strace is None:
-            self.skipTest("strace is not installed (scripts/deps.sh installs it)")
-        with tempfile.TemporaryDirectory(prefix="bagel-interop-start-") as tmp:
-            tmp = Path(tmp)
-            write_labeled_set(tmp, 200, 30, 0.2, 11, ("a", "b"))
-            config = tmp / "cfg.json"
-            config.write_text(json.dumps({"train": {"features": "train.npz", "labels": "train.labels"},
-                                          "optimizer": {"epochs": 1}}))
-            for when in range(1, 60, 3):
-                with self.subTest(when=when):
-                    out = tmp / f"new{when}"
-                    proc = subprocess.run(
-                        [strace, "-f", "-o", "/dev/null", "-e", "trace=openat", "-e",
-                         f"inject=openat:signal=SIGINT:when={when}", BAGEL, "train", "--config",
-                         config, "-o", out / "a" / "b", "-q"],
-                        capture_output=True, text=True, timeout=120)
-                    # -2: before bagel's handlers were installed (the loader's files).
-                    self.assertIn(proc.returncode, (0, 130, -signal.SIGINT), proc.stderr)
-                    model_saved = (out / "a" / "b" / "model.json").exists()
-                    if proc.returncode != 0 and not model_saved:
-                        left = [str(p.relative_to(tmp)) for p in out.rglob("*")] if out.exists() else []
-                        self.assertFalse(out.exists(), f"left behind: {left}")
+        # reads the data; a SIGINT at any of the first files it opens leaves
+        # neither behind.
+        for when in range(1, 60, 3):
+            with self.subTest(when=when):
+                out = self.tmp / f"new{when}"
+                proc = self.train_signalled("openat", when, "SIGINT", out / "a" / "b")
+                # -2: before bagel's handlers were installed (the loader's files).
+                self.assertIn(proc.returncode, (0, 130, -signal.SIGINT), proc.stderr)
+                model_saved = (out / "a" / "b" / "model.json").exists()
+                if proc.returncode != 0 and not model_saved:
+                    left = [str(p.relative_to(self.tmp)) for p in out.rglob("*")] if out.exists() else []
+                    self.assertFalse(out.exists(), f"left behind: {left}")
 
 
 class ClosedOutputPipe(unittest.TestCase):
