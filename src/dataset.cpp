@@ -138,10 +138,10 @@ void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
 
 // Before training: the classes within kMaxClasses, the weights (features of
 // the wider split x outputs) within memory; errors name that split's source.
-void check_model_fits(const TrainingData& data, const std::string& train_source,
-                      const std::string& valid_source) {
+void check_model_fits(const TrainingData& data, const std::string& labels_source,
+                      const std::string& train_source, const std::string& valid_source) {
   const bool valid_wider = data.valid && data.valid->x.cols() > data.train.x.cols();
-  check_class_count(data.classes.size(), train_source);
+  check_class_count(data.classes.size(), labels_source);
   check_model_size(valid_wider ? data.valid->x.cols() : data.train.x.cols(),
                    static_cast<int>(data.classes.size()), valid_wider ? valid_source : train_source);
 }
@@ -172,7 +172,7 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
   out.classes = std::move(classes);
   out.train = std::move(train);
   out.valid = std::move(valid);
-  check_model_fits(out, out.train.name, out.valid ? out.valid->name : "");
+  check_model_fits(out, "y", out.train.name, out.valid ? out.valid->name : "");
   weigh_rows(out, config.optimizer, sample_weight, "sample_weight");
   return out;
 }
@@ -244,7 +244,10 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
   } else if (config.valid) {
     out.valid = encode("valid", load_labeled(*config.valid), out.classes);
   }
-  check_model_fits(out, input_name(config.train.features),
+  const std::string labels_source = !config.train.labels.empty() ? config.train.labels
+                                    : config.train.text            ? config.train.text->path
+                                                                   : config.train.features;
+  check_model_fits(out, input_name(labels_source), input_name(config.train.features),
                    config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -284,6 +284,13 @@ def test_coef_is_a_read_only_view():
 # ---------------------------------------------------------------- errors
 
 
+def test_too_many_classes_blame_y():
+    # An id per row, not a label: the error names y (it had named X).
+    x = sp.random(10002, 5, density=0.5, format="csr", random_state=0)
+    with pytest.raises(ValueError, match="^y: has 10001 distinct classes"):
+        bagel.BagelClassifier().fit(x, np.arange(10002) % 10001)
+
+
 def test_row_weights_beyond_floats_range_are_an_error_not_a_model_of_infinities(binary):
     # Each loss stays finite at sample_weight 1e36, but the steps overflow
     # the float32 weights: fit had returned coef_ with inf in it.
