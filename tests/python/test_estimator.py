@@ -284,6 +284,12 @@ def test_coef_is_a_read_only_view():
 # ---------------------------------------------------------------- errors
 
 
+def test_a_label_of_a_lone_surrogate_is_a_clear_value_error():
+    # It had reached the C++ core as a TypeError dumping the whole config.
+    with pytest.raises(ValueError, match="not valid Unicode"):
+        bagel.BagelClassifier().fit(np.eye(4), ["a", "\udcff", "a", "\udcff"])
+
+
 def test_too_many_classes_blame_y():
     # An id per row, not a label: the error names y (it had named X).
     x = sp.random(10002, 5, density=0.5, format="csr", random_state=0)

@@ -75,7 +75,13 @@ def _class_name(label) -> str:
             return label.decode("utf-8")
         except UnicodeDecodeError:
             raise ValueError(f"y: the label {label!r} is not UTF-8 text, which class names must be") from None
-    return str(label)
+    name = str(label)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate ('\udcff', from surrogateescape decoding)
+        raise ValueError(f"y: the label {name!r} is not valid Unicode (a lone surrogate), "
+                         "which class names must be") from None
+    return name
 
 
 def _name_value(name: str):
