@@ -106,7 +106,9 @@ DataSpec parse_data(JsonReader r, const fs::path& base_dir, bool weights_allowed
     return parse_text_data(r, base_dir, weights_allowed);
   }
   DataSpec spec;
-  spec.features = resolve(r.require_string("features"), base_dir);
+  const std::string features = r.require_string("features");
+  if (features.empty()) throw ConfigError(r.field("features"), "is empty, expected the features file (.npz or svmlight)");
+  spec.features = resolve(features, base_dir);
   spec.labels = resolve(r.get_string("labels", ""), base_dir);
   if (weights_allowed) spec.sample_weights = resolve(r.get_string("sample_weights", ""), base_dir);
   // zero_based: "auto" | "true" | "false", and JSON true/false for the latter two.

@@ -83,6 +83,12 @@ TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
             std::string::npos) << error_of(doc);
 }
 
+TEST(Config, AnEmptyFeaturesPathNamesTheKey) {
+  auto doc = minimal();
+  doc["train"]["features"] = "";  // had been ": cannot open"
+  EXPECT_NE(error_of(doc).find("train.features: is empty"), std::string::npos) << error_of(doc);
+}
+
 TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
   // Features used 100 times a pass: the row count decides.
   auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows, false); };
