@@ -52,6 +52,15 @@ int run_convert(const ConvertOptions& o) {
   } else {
     if (labels.size() == 0 && x.rows() > 0)
       throw UsageError("--labels", "svmlight output needs labels: pass --labels FILE");
+    if (!labels.numeric && labels.size() > 0) {
+      std::size_t row = 0;
+      double value = 0;
+      while (row + 1 < labels.size() && detail::parse_finite(labels.names[row], value)) ++row;
+      throw FileError(input_name(o.labels.empty() ? o.input : o.labels),
+                      labels.location(row) + ": label '" + labels.names[row] +
+                          "' is not a number, which svmlight labels must be (numbers name the "
+                          "classes: 0, 1, 2, ...)");
+    }
     write_svmlight(o.output, x, labels.names, !o.one_based);
   }
   if (!o.labels_out.empty()) {

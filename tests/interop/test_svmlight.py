@@ -250,6 +250,17 @@ class SvmlightInterop(unittest.TestCase):
                 self.assert_matrices_equal(x_back, x)
                 np.testing.assert_array_equal(y_back, labels)
 
+    def test_string_labels_for_svmlight_output_blame_the_labels_file(self):
+        # The error had named the output file ("out.svm: row 1").
+        scipy.sparse.save_npz(self.path("s.npz"), scipy.sparse.csr_matrix(np.eye(3, dtype=np.float32)))
+        with open(self.path("s.labels"), "w") as f:
+            f.write("1\n2\nspam\n")
+        out = self.path("s.svm")
+        r = run_bagel("convert", self.path("s.npz"), out, "--labels", self.path("s.labels"))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(self.path("s.labels") + ": line 3: label 'spam' is not a number", r.stderr)
+        self.assertFalse(os.path.exists(out))
+
     def test_npz_with_unsorted_and_repeated_indices_is_written_canonical(self):
         # Row 0 unsorted, row 1 with column 2 twice: scipy's canonical form
         # sorts and sums them, and so must the written file.
