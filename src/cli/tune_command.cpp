@@ -65,7 +65,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
 }
 
 int run_tune(const TuneOptions& o) {
-  if (!(o.budget > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
+  if (!(o.budget > 0)) throw UsageError("tune: --budget", "expected a number of seconds > 0");
   if (o.threads < 0 || o.threads > kMaxThreads)
     throw UsageError("tune: --threads", "expected 0.." + std::to_string(kMaxThreads));
   const std::string out = o.output.empty() ? "tuned.json" : o.output;

@@ -335,6 +335,7 @@ class TrainCommandLine(unittest.TestCase):
         proc = run_bagel("tune", "--config", self.write_config(self.config()), "--budget", "0",
                          "-o", str(tuned))
         self.assert_fails(proc, "--budget", "> 0")
+        self.assertEqual(proc.returncode, 2, "a bad argument is a usage error")
         self.assertFalse(tuned.exists())
 
     def test_divergence_at_an_absurd_rate_restarts_and_saves_a_finite_model(self):
