@@ -1,6 +1,7 @@
 #include "bagel/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -25,12 +26,28 @@ fs::path parent_folder(const fs::path& path) {
   return parent.empty() ? fs::path(".") : parent;
 }
 
+// The path a chain of symbolic links ends at, whether or not that exists
+// (a dangling link names the file to create); `path` itself when it is no
+// link. A loop is left to the write to report.
+fs::path through_links(fs::path path) {
+  std::error_code ec;
+  for (int hop = 0; hop < 40 && fs::is_symlink(fs::symlink_status(path, ec)); ++hop) {
+    const fs::path to = fs::read_symlink(path, ec);
+    if (ec) break;
+    path = (to.is_absolute() ? to : path.parent_path() / to).lexically_normal();
+  }
+  return path;
+}
+
 }  // namespace
 
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
   if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
   std::error_code ec;
+  // A symbolic link is written through, as the shell's `>` writes: the file
+  // it names gets the new contents, and the link stays a link.
+  target_ = through_links(target_);
   const fs::file_status st = fs::status(target_, ec);
   if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
     // A device, pipe or /dev/stdout: renaming over it would destroy it, and
@@ -59,6 +76,7 @@ void AtomicPath::commit() {
     committed_ = true;
     return;
   }
+  keep_target_mode();
   sync_temp();
   std::error_code ec;
   fs::rename(temp_, target_, ec);
@@ -68,6 +86,15 @@ void AtomicPath::commit() {
   committed_ = true;
   registration_.reset();
   sync_path(parent_folder(target_));
+}
+
+void AtomicPath::keep_target_mode() const {
+  struct stat target_stat {};
+  if (::stat(target_.c_str(), &target_stat) != 0 || !S_ISREG(target_stat.st_mode)) return;
+  // Best effort: a file the user made group-readable, or private, stays so.
+  // The owner changes only where the process may give the file away (root).
+  ::chmod(temp_.c_str(), target_stat.st_mode & 07777);
+  if (::geteuid() == 0) static_cast<void>(::chown(temp_.c_str(), target_stat.st_uid, target_stat.st_gid));
 }
 
 void AtomicPath::sync_temp() const {

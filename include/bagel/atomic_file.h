@@ -14,7 +14,9 @@ namespace bagel {
 // If commit() is never called the temporary is removed on destruction, and
 // it is registered for removal on SIGINT/SIGTERM (temp_registry.h) meanwhile.
 // A target that exists and is neither a file nor a folder (/dev/null, a
-// pipe) is written directly: rename would replace the device itself.
+// pipe) is written directly: rename would replace the device itself. A
+// target that is a symbolic link is written through: the file it points to
+// is replaced and the link kept. A file replaced keeps its permissions.
 class AtomicPath {
  public:
   explicit AtomicPath(std::filesystem::path target);
@@ -41,6 +43,9 @@ class AtomicPath {
 
  private:
   void sync_temp() const;
+  // An existing file's permission bits (and, as root, its owner) go to the
+  // temporary that replaces it.
+  void keep_target_mode() const;
 
   std::filesystem::path target_;
   std::filesystem::path temp_;

@@ -31,7 +31,9 @@ def snapshot(folder):
             if p.is_file()}
 
 
-class OutputFolders(unittest.TestCase):
+class TrainingCase(unittest.TestCase):
+    """A labelled set to train on, and a fresh folder for each test."""
+
     @classmethod
     def setUpClass(cls):
         cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-folders-")
@@ -59,6 +61,8 @@ class OutputFolders(unittest.TestCase):
         return run_bagel("train", "--config", self.config, "-o", output, "--quiet", *extra,
                          cwd=cwd)
 
+
+class OutputFolders(TrainingCase):
     def assert_refused(self, proc, *fragments):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
@@ -147,6 +151,62 @@ class OutputFolders(unittest.TestCase):
         before = snapshot(folder)
         self.assert_refused(self.train(".", cwd=folder), "no bagel model", "--force")
         self.assertEqual(snapshot(folder), before)
+
+
+class ReplacedFiles(TrainingCase):
+    """An output that exists is replaced as the shell's `>` would write it: a
+    symbolic link is written through and stays a link, and a file keeps its
+    permissions."""
+
+    def model(self):
+        model = self.dir / "model"
+        self.assertEqual(self.train(model).returncode, 0)
+        return model
+
+    def predict(self, model, output):
+        return run_bagel("predict", "-m", model, "-i", self.data / "train.npz", "-o", output, "-q")
+
+    def test_a_symlinked_prediction_file_is_written_through(self):
+        model = self.model()
+        real = self.dir / "results" / "predictions.csv"
+        real.parent.mkdir()
+        real.write_text("old\n")
+        link = self.dir / "latest.csv"
+        link.symlink_to(real)
+        proc = self.predict(model, link)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(link.is_symlink(), "the link was replaced by a file")
+        self.assertEqual(len(real.read_text().splitlines()), 200)
+        self.assertEqual(sorted(p.name for p in real.parent.iterdir()), ["predictions.csv"])
+
+    def test_a_dangling_link_gets_the_file_it_names(self):
+        model = self.model()
+        real = self.dir / "predictions.csv"
+        link = self.dir / "link.csv"
+        link.symlink_to(real)
+        self.assertEqual(self.predict(model, link).returncode, 0)
+        self.assertTrue(link.is_symlink())
+        self.assertEqual(len(real.read_text().splitlines()), 200)
+
+    def test_a_replaced_file_keeps_its_permissions(self):
+        model = self.model()
+        out = self.dir / "predictions.csv"
+        out.write_text("old\n")
+        out.chmod(0o640)
+        self.assertEqual(self.predict(model, out).returncode, 0)
+        self.assertEqual(out.stat().st_mode & 0o7777, 0o640)
+        self.assertEqual(len(out.read_text().splitlines()), 200)
+
+    def test_a_model_folder_behind_a_link_is_retrained_in_place(self):
+        real = self.dir / "models" / "v1"
+        real.parent.mkdir()
+        link = self.dir / "current"
+        link.symlink_to(real, target_is_directory=True)
+        self.assertEqual(self.train(link).returncode, 0)
+        self.assertEqual(self.train(link).returncode, 0)
+        self.assertTrue(link.is_symlink())
+        self.assertEqual(sorted(p.name for p in real.iterdir()), MODEL_FILES)
+        self.assertEqual(sorted(p.name for p in real.parent.iterdir()), ["v1"])
 
 
 class UnderStrace(unittest.TestCase):
