@@ -114,7 +114,15 @@ std::optional<Json> parse_json_value(std::string_view text, const std::string& w
     throw UsageError(where.size() > kShown ? where.substr(0, kShown) + "..." : where, too_deep());
   } catch (const DuplicateKey& d) {
     throw UsageError(where, duplicate(d));
-  } catch (const Json::exception&) {
+  } catch (const Json::exception& e) {
+    // A value that opens as JSON does (a quote, a bracket) was meant as JSON:
+    // taken as a bare string it would keep its quotes, and "\d+" (not a JSON
+    // escape) would silently become a pattern that matches quote characters.
+    const std::size_t start = text.find_first_not_of(" \t");
+    if (start != std::string_view::npos && (text[start] == '"' || text[start] == '[' || text[start] == '{'))
+      throw UsageError(where, std::string("starts as JSON but is not valid JSON (") + e.what() +
+                                  "); in a JSON string a backslash is written \\\\, or give a string "
+                                  "without its quotes");
     return std::nullopt;
   }
 }

@@ -39,8 +39,9 @@ std::string json_error_reason(const nlohmann::json::exception& e);
 void check_json_writable(const nlohmann::json& j, const std::string& source);
 
 // A `--set KEY=VALUE` value: the JSON it spells, or nullopt when it is not
-// valid JSON (the caller takes it as a string). Nesting beyond the limit is
-// a UsageError naming `where` ("--set optimizer.epochs=[[[...").
+// valid JSON (the caller takes it as a string). Nesting beyond the limit,
+// and a value that starts as JSON does ('"', '[' or '{') but does not parse,
+// are a UsageError naming `where` ("--set optimizer.epochs=[[[...").
 std::optional<nlohmann::json> parse_json_value(std::string_view text, const std::string& where);
 
 }  // namespace bagel

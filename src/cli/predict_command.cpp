@@ -360,8 +360,9 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)");
   cmd->add_option("--text-format", o.text_format,
                   "A model trained on text: how --input holds its documents: auto, lines, fasttext, "
-                  "tsv, csv or folder (auto: a folder, lines with --labels, fastText when the "
-                  "first line starts with __label__, TSV when it has a tab)")
+                  "tsv, csv or folder (auto: a folder, lines with --labels, TSV when the first line "
+                  "has a tab, .csv by its name, else fastText lines: a line's __label__ words are "
+                  "its labels, a file with none is predicted line by line)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
   cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")

@@ -67,6 +67,8 @@ TextFormat detect_text_format(const std::string& path, bool has_labels,
   if (!in) throw FileError(path, "cannot open");
   std::string first;
   std::getline(in, first);
+  // A byte order mark is not part of the first line's text (every reader drops it).
+  if (first.starts_with("\xEF\xBB\xBF")) first.erase(0, 3);
   if (first.rfind("__label__", 0) == 0) return TextFormat::fasttext;
   if (first.find('\t') != std::string::npos) return TextFormat::tsv;
   if (std::filesystem::path(path).extension() == ".csv") return TextFormat::csv;

@@ -264,6 +264,36 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertIn(expected, proc.stderr)
                 self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
 
+    def test_a_byte_order_mark_does_not_hide_the_fasttext_labels(self):
+        lines = "__label__a hello world\n__label__b foo bar\n"
+        vocabularies = []
+        for name, prefix in [("plain.ft", b""), ("bom.ft", b"\xef\xbb\xbf")]:
+            path = self.folder / name
+            path.write_bytes(prefix + lines.encode())
+            vocab = self.folder / (name + ".vocab")
+            labels = self.folder / (name + ".labels")
+            proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / (name + ".npz"),
+                             "--vocabulary-out", vocab, "--labels-out", labels)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(labels.read_text(), "a\nb\n")
+            vocabularies.append(read_vocabulary(vocab))
+        self.assertEqual(vocabularies[1], vocabularies[0])
+        self.assertEqual(vocabularies[0], ["bar", "foo", "hello", "world"])
+
+    def test_a_set_value_that_opens_as_json_must_be_json(self):
+        path = self.folder / "numbers.txt"
+        path.write_text('x 12 "34" y\n')
+        vocab = self.folder / "numbers.vocab"
+        proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / "numbers.npz",
+                         "--set", 'token_pattern="\\d+"')
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--set token_pattern=", proc.stderr)
+        self.assertIn("not valid JSON", proc.stderr)
+        proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / "numbers.npz",
+                         "--vocabulary-out", vocab, "--set", 'token_pattern="\\\\d+"')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(read_vocabulary(vocab), ["12", "34"])
+
 
 if __name__ == "__main__":
     unittest.main()
