@@ -55,16 +55,6 @@ int arg_max(std::span<const double> row) {
   return static_cast<int>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
-// sklearn 1.2: clip every entry to [eps, 1-eps], renormalise the row, then
-// take -log of the true class's share. Clipping keeps a confident mistake
-// finite (-log eps ~ 36) instead of infinite.
-double row_log_loss(std::span<const double> row, int true_class) {
-  const auto clip = [](double p) { return std::clamp(p, kLogLossEps, 1.0 - kLogLossEps); };
-  double sum = 0;
-  for (const double p : row) sum += clip(p);
-  return -libm::log(clip(row[static_cast<std::size_t>(true_class)]) / sum);
-}
-
 // sklearn's _prf_divide with zero_division=0.
 double divide_or_zero(double numerator, double denominator) {
   return denominator == 0 ? 0.0 : numerator / denominator;
@@ -103,6 +93,16 @@ std::string fixed4(double value) {
 }
 
 }  // namespace
+
+// sklearn 1.2: clip every entry to [eps, 1-eps], renormalise the row, then
+// take -log of the true class's share. Clipping keeps a confident mistake
+// finite (-log eps ~ 36) instead of infinite.
+double row_log_loss(std::span<const double> row, int true_class) {
+  const auto clip = [](double p) { return std::clamp(p, kLogLossEps, 1.0 - kLogLossEps); };
+  double sum = 0;
+  for (const double p : row) sum += clip(p);
+  return -libm::log(clip(row[static_cast<std::size_t>(true_class)]) / sum);
+}
 
 std::optional<double> binary_roc_auc(std::span<const std::int32_t> y_true,
                                      std::span<const double> score) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <random>
 #include <sstream>
 #include <string>
 
@@ -63,6 +64,57 @@ TEST(RateCalibration, RateFollowsTheScaleOfTheRows) {
   EXPECT_GT(a.rate, a.trials.front().rate);
   EXPECT_LT(a.rate, a.trials.back().rate);
   EXPECT_EQ(a.sample_rows, 2000);
+}
+
+// The rows of `d` listed in `rows` with every value times `factor`.
+Dataset with_rows_scaled(const Dataset& d, const std::vector<Index>& rows, float factor) {
+  std::vector<float> data(d.x.data().begin(), d.x.data().end());
+  for (const Index r : rows)
+    for (Index p = d.x.indptr()[static_cast<std::size_t>(r)]; p < d.x.indptr()[static_cast<std::size_t>(r) + 1]; ++p)
+      data[static_cast<std::size_t>(p)] *= factor;
+  return Dataset{d.name,
+                 CsrMatrix(d.x.rows(), d.x.cols(),
+                           std::vector<Index>(d.x.indptr().begin(), d.x.indptr().end()),
+                           std::vector<Index>(d.x.indices().begin(), d.x.indices().end()),
+                           std::move(data)),
+                 d.y, d.weight};
+}
+
+TEST(RateCalibration, AFewHugeRowsDoNotSetTheScale) {
+  // One row in a hundred 100 times longer (|x|^2 10,000 times the rest's,
+  // a book among paragraphs): in the mean they put the centre ~100 times
+  // too low, and every candidate with it. Their steps are clipped in
+  // training; the centre is the other rows'.
+  const Dataset d = counts(3, 1500, 3);
+  std::vector<Index> huge;
+  for (Index r = 0; r < d.x.rows(); r += 100) huge.push_back(r);
+  const RateCalibration a = calibrate_learning_rate(d, 3, Head::kOneVsRest, defaults());
+  const RateCalibration b =
+      calibrate_learning_rate(with_rows_scaled(d, huge, 100.0f), 3, Head::kOneVsRest, defaults());
+  EXPECT_NEAR(b.mean_squared_norm / a.mean_squared_norm, 1.0, 0.05);
+  EXPECT_LE(std::abs(std::log2(b.rate / a.rate)), 1.0) << a.rate << " vs " << b.rate;
+}
+
+TEST(RateCalibration, RowsWeightedZeroDoNotChooseTheRate) {
+  // A third of the rows relabelled at random and weighted 0: training
+  // ignores them, so the candidates must be judged without them too (they
+  // had favoured small rates, whose flat probabilities lose least on noise).
+  const Dataset d = counts(3, 3000, 4);
+  Dataset noisy = with_rows_scaled(d, {}, 1.0f);  // a copy
+  noisy.weight.assign(static_cast<std::size_t>(d.x.rows()), 1.0f);
+  std::mt19937_64 rng(5);
+  for (std::size_t r = 0; r < noisy.y.size(); r += 3) {
+    noisy.y[r] = static_cast<std::int32_t>(rng() % 3);
+    noisy.weight[r] = 0.0f;
+  }
+  Dataset kept = with_rows_scaled(d, {}, 1.0f);
+  kept.weight.assign(static_cast<std::size_t>(d.x.rows()), 1.0f);
+  for (std::size_t r = 0; r < kept.y.size(); r += 3) kept.weight[r] = 0.0f;
+  const RateCalibration clean = calibrate_learning_rate(kept, 3, Head::kOneVsRest, defaults());
+  const RateCalibration weighted = calibrate_learning_rate(noisy, 3, Head::kOneVsRest, defaults());
+  EXPECT_EQ(weighted.rate, clean.rate);
+  for (std::size_t i = 0; i < clean.trials.size(); ++i)
+    EXPECT_DOUBLE_EQ(weighted.trials[i].holdout_log_loss, clean.trials[i].holdout_log_loss);
 }
 
 TEST(RateCalibration, PicksTheRateOfTheBestHeldOutLossAndTriedBothNeighbours) {

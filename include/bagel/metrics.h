@@ -52,6 +52,11 @@ struct Metrics {
 // kept (the per-class precision, recall and F1 still are).
 inline constexpr int kMaxConfusionClasses = 100;
 
+// One row's log loss as log_loss computes it: -log of the true class's
+// probability, every probability clipped to [eps, 1 - eps] and the row
+// renormalised.
+double row_log_loss(std::span<const double> row, int true_class);
+
 // `proba` is rows x num_classes, row-major, each row summing to 1; `y_true`
 // holds class ids in [0, num_classes). The predicted class is the arg-max
 // (first on ties, like numpy.argmax).

@@ -55,7 +55,9 @@ struct RateCalibration {
   std::vector<RateTrial> trials;
   std::int64_t sample_rows = 0;
   int folds = 1;                // 1: judged on 20% of the sample; 5 below 200 rows
-  double mean_squared_norm = 0; // of the sample's rows: the centre of the search
+  // The centre of the search: mean |x|^2 of the rows the candidates train on
+  // (the whole sample with folds), rows past 1,000 times the median left out.
+  double mean_squared_norm = 0;
   double bias_rate = 1;         // the biases' rate over it (below; or optimizer.bias_rate)
   double seconds = 0;
 };
