@@ -113,6 +113,35 @@ TEST(LossBinary, ProbabilitiesAreOneMinusPThenP) {
   }
 }
 
+TEST(LossBinary, TheSmallerProbabilityKeepsItsDigits) {
+  // Each of 1 - p and p to a relative 1e-15, on either side: the smaller
+  // taken as 1 minus the larger was 0 at a logit of 55.7 (true 6.4e-25).
+  for (float z : {-55.7f, -26.3f, 26.3f, 55.7f, 700.0f}) {
+    double proba[2];
+    BinaryLogLoss::probabilities(&z, proba, 1);
+    const double zd = z;
+    EXPECT_NEAR(proba[1] / (1.0 / (1.0 + std::exp(-zd))), 1.0, 1e-15) << z;
+    EXPECT_NEAR(proba[0] / (1.0 / (1.0 + std::exp(zd))), 1.0, 1e-15) << z;
+  }
+}
+
+TEST(LossHead, ProbabilitiesUnderExpsFloorAreZeroNotTheFloor) {
+  // exp_nonpositive stops at exp(-708) = 3.3e-308; a class further down
+  // has probability 0 (predict flushes subnormals), not a tie at the floor.
+  const std::vector<float> z = {0.0f, -800.0f, -720.0f, -707.5f};
+  std::vector<double> p(z.size());
+  SoftmaxCrossEntropy::probabilities(z.data(), p.data(), 4);
+  EXPECT_EQ(p[1], 0.0);
+  EXPECT_EQ(p[2], 0.0);
+  EXPECT_NEAR(p[3] / std::exp(-707.5), 1.0, 1e-12);
+  const std::vector<float> ovr = {5.0f, -720.0f, -800.0f};
+  std::vector<double> q(ovr.size());
+  OneVsRestLogLoss::probabilities(ovr.data(), q.data(), 3);
+  EXPECT_EQ(q[1], 0.0);
+  EXPECT_EQ(q[2], 0.0);
+  EXPECT_EQ(q[0], 1.0);
+}
+
 std::vector<double> naive_softmax(const std::vector<float>& z) {
   double sum = 0;
   std::vector<double> p(z.size());

@@ -136,11 +136,15 @@ struct BinaryLogLoss {
   static double loss_and_grad(const float* z, std::int32_t y, float* grad, Width auto k) {
     return loss_and_grad(z, y, grad, k, detail::LogsNow{});
   }
-  // Class probabilities [1 - p, p] from the logit.
+  // Class probabilities [1 - p, p] from the logit, each from exp(-|z|) on
+  // its own side: 1 - p computed as a difference lost the smaller one (a
+  // logit of 55.7 printed P = 0 for a true 6.4e-25).
   static void probabilities(const float* z, double* proba, int /*k*/) {
-    const double p = sigmoid(z[0]);
-    proba[0] = 1.0 - p;
-    proba[1] = p;
+    const double zd = z[0];
+    const double e = libm::exp(-std::abs(zd));
+    const double large = 1.0 / (1.0 + e), small = e / (1.0 + e);
+    proba[0] = zd >= 0 ? small : large;
+    proba[1] = zd >= 0 ? large : small;
   }
 };
 
@@ -183,6 +187,11 @@ struct SoftmaxCrossEntropy {
     double m = z[0];
     for (int i = 1; i < k; ++i) m = std::max<double>(m, z[i]);
     for (int i = 0; i < k; ++i) proba[i] = exp_nonpositive(static_cast<double>(z[i]) - m);
+    // exp_nonpositive stops at exp(-708); a probability below it is 0, as
+    // predict's flush-to-zero makes it anyway (one-vs-rest's too), not that
+    // floor, whose ties put classes 10^-100 apart in class order.
+    for (int i = 0; i < k; ++i)
+      if (static_cast<double>(z[i]) - m < -708.0) proba[i] = 0;
     double sum = 0;
     for (int i = 0; i < k; ++i) sum += proba[i];
     for (int i = 0; i < k; ++i) proba[i] /= sum;
@@ -234,6 +243,10 @@ struct OneVsRestLogLoss {
       const double zi = z[i];
       proba[i] = sigmoid_from(zi, exp_nonpositive(-std::abs(zi)));
     }
+    // Below -708 the sigmoid is under exp_nonpositive's floor: 0 (see
+    // SoftmaxCrossEntropy::probabilities).
+    for (int i = 0; i < k; ++i)
+      if (static_cast<double>(z[i]) < -708.0) proba[i] = 0;
     double sum = 0;
     for (int i = 0; i < k; ++i) sum += proba[i];
     // Every z_i far below 0 (the row matches no class): each sigmoid is
