@@ -94,6 +94,19 @@ void check_finite_result(const Model& m, const Dataset& train) {
               "; scale the row weights down, or lower the learning rate)");
 }
 
+// The training time the stopped run spent on what a resume keeps: its
+// epochs up to the checkpoint and its rate calibration. train_seconds then
+// counts every epoch in the history, as an unstopped run's does.
+double seconds_before_stop(const TrainingCheckpoint& resume) {
+  double seconds = 0;
+  for (const EpochRecord& e : resume.history)
+    if (e.epoch <= resume.epoch) seconds += e.seconds;
+  if (resume.calibration.is_object() && resume.calibration.contains("seconds") &&
+      resume.calibration["seconds"].is_number())
+    seconds += resume.calibration["seconds"].get<double>();
+  return seconds;
+}
+
 // `from_zeros`: start holds no learnt weights, so nothing needs renumbering.
 // A resume's weights are in the data's feature numbers, as saved.
 TrainResult run(Model start, bool from_zeros, const TrainConfig& config, TrainingData data,
@@ -146,6 +159,7 @@ TrainResult run(Model start, bool from_zeros, const TrainConfig& config, Trainin
   if (resume) {
     r.summary.resumed_from_epoch = resume->epoch;
     if (!resume->calibration.is_null()) r.summary.calibration_json = resume->calibration;
+    r.summary.seconds += seconds_before_stop(*resume);
   }
   r.summary.seconds += reorder_seconds;
   if (config.train_metrics) r.train_metrics = evaluate(r.model, train.x, train.y);

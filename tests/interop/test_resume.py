@@ -128,6 +128,19 @@ class Resume(unittest.TestCase):
         self.assertFalse(saved.exists(), "the saved state is removed once the run ends")
         return training
 
+    def test_train_seconds_count_the_epochs_before_the_stop(self):
+        config = self.config("late")
+        status, stderr = self.stop_after_epoch(config, 40)
+        self.assertEqual(status, 130, stderr)
+        resumed = run_bagel("train", "--config", config, "--resume")
+        self.assertEqual(resumed.returncode, 0, resumed.stderr)
+        training = json.loads((self.dir / "late" / "model.json").read_text())["training"]
+        self.assertGreater(training["resumed_from_epoch"], 1)
+        spent = sum(h["seconds"] for h in training["history"]) + training["rate_calibration"]["seconds"]
+        self.assertGreaterEqual(training["train_seconds"], spent)
+        printed = float(re.search(r"trained 80 epochs in ([0-9.]+)s", resumed.stderr).group(1))
+        self.assertAlmostEqual(printed, training["train_seconds"], delta=0.006)
+
     def test_sigterm_saves_too_and_exits_143(self):
         status, stderr = self.stop_after_epoch(self.config("part"), 2, signal.SIGTERM)
         self.assertEqual(status, 143, stderr)
