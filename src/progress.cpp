@@ -31,12 +31,18 @@ void Progress::start_epoch(int epoch, int epochs, std::int64_t rows) {
   epochs_ = epochs;
   rows_ = rows;
   epoch_start_ = last_draw_ = Clock::now();
+  first_rows_ = -1;
   drawn_ = false;
 }
 
 void Progress::update(std::int64_t done_rows, double mean_loss) {
   if (mode_ == Mode::kQuiet) return;
   const auto now = Clock::now();
+  if (first_rows_ < 0) {
+    first_report_ = now;
+    first_rows_ = done_rows;
+    return;
+  }
   const auto interval = mode_ == Mode::kTerminal ? std::chrono::milliseconds(200)
                                                  : std::chrono::milliseconds(5000);
   if (now - last_draw_ < interval) return;
@@ -45,8 +51,8 @@ void Progress::update(std::int64_t done_rows, double mean_loss) {
 }
 
 void Progress::draw(std::int64_t done_rows, double mean_loss) {
-  const double elapsed = std::chrono::duration<double>(Clock::now() - epoch_start_).count();
-  const double rate = elapsed > 0 ? done_rows / elapsed : 0.0;
+  const double elapsed = std::chrono::duration<double>(Clock::now() - first_report_).count();
+  const double rate = elapsed > 0 ? double(done_rows - first_rows_) / elapsed : 0.0;
   const double pct = rows_ > 0 ? 100.0 * done_rows / rows_ : 100.0;
   // ETA of the whole run: the rest of this epoch plus the epochs after it.
   const double left_rows = (rows_ - done_rows) + double(epochs_ - epoch_) * rows_;

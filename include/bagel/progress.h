@@ -46,6 +46,11 @@ class Progress {
   int epoch_ = 0, epochs_ = 0;
   std::int64_t rows_ = 0;
   Clock::time_point epoch_start_, last_draw_;
+  // The epoch's first report, where its rate is measured from: the time
+  // before it went to setting the epoch up (a parallel copy of its rows),
+  // and one row over that time had printed "3 samples/s, ETA 34h".
+  Clock::time_point first_report_;
+  std::int64_t first_rows_ = -1;
   bool drawn_ = false;
   std::atomic<bool> stop_{false};
 };

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -124,7 +126,10 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
                               Progress& progress) {
   std::vector<double> loss(shards_.size(), 0.0);
   // Each group's running mean loss; their sum is the model's, for progress.
+  // NaN until the group's first report: the sum waits for every group
+  // (one group's alone read as half the model's loss).
   std::vector<std::atomic<double>> running(shards_.size());
+  for (std::atomic<double>& r : running) r.store(std::numeric_limits<double>::quiet_NaN());
   std::vector<std::unique_ptr<DivergenceWatch>> watches;
   for (const Shard& sh : shards_)
     watches.push_back(std::make_unique<DivergenceWatch>(watch.limit() * sh.k / k_, &progress));
@@ -147,6 +152,7 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
               if (s != 0) return;
               double total = 0;
               for (const std::atomic<double>& r : running) total += r.load(std::memory_order_relaxed);
+              if (std::isnan(total)) return;
               progress.update(static_cast<std::int64_t>(done), total);
             },
             0, gathered);
