@@ -12,6 +12,7 @@
 #include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/json_parse.h"
+#include "bagel/npy.h"
 #include "bagel/text/text_corpus.h"
 #include "bagel/text/text_format.h"
 #include "bagel/input_stream.h"
@@ -69,6 +70,19 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines)
   for (const std::string& line : lines) text += line + "\n";
   create_parent_folder(path);
   write_file_atomic(path, text);
+}
+
+// A labels file holds one label a line: a label with a line break in it
+// (a quoted CSV field may hold one) would split into two, and the file no
+// longer match the matrix's rows. Checked before anything is written.
+void check_one_line_labels(const std::string& path, const RawLabels& labels, const TextCorpus& corpus) {
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    const std::string& name = labels.names[i];
+    if (name.find_first_of("\n\r") == std::string::npos) continue;
+    throw FileError(path, "cannot hold the label of document " + std::to_string(i + 1) + ", \"" +
+                              detail::printable(name) + "\": it has a line break, and a labels file has "
+                              "one label a line (training on the text itself keeps such labels)");
+  }
 }
 
 // Everything vectorize writes besides the matrix.
@@ -206,6 +220,7 @@ int run_vectorize(const VectorizeOptions& o) {
 
   if (!o.labels_out.empty() && !corpus.labels)
     throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
+  if (!o.labels_out.empty()) check_one_line_labels(o.labels_out, *corpus.labels, corpus);
   create_parent_folder(o.output);
   // With threads to spare, the other files are written while the matrix is:
   // each write ends waiting for the disk (fsync).

@@ -280,6 +280,18 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
         self.assertEqual(vocabularies[1], vocabularies[0])
         self.assertEqual(vocabularies[0], ["bar", "foo", "hello", "world"])
 
+    def test_a_label_with_a_line_break_is_refused_before_anything_is_written(self):
+        path = self.folder / "multiline.csv"
+        path.write_text('label,text\n"multi\nline",hello world\nplain,foo bar\n')
+        out = self.folder / "multiline.npz"
+        labels = self.folder / "multiline.labels"
+        proc = run_bagel("vectorize", "-q", "-i", path, "--format", "csv", "--tsv-header", "-o", out,
+                         "--labels-out", labels)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(str(labels) + ": cannot hold the label of document 1", proc.stderr)
+        self.assertFalse(out.exists())
+        self.assertFalse(labels.exists())
+
     def test_a_set_value_that_opens_as_json_must_be_json(self):
         path = self.folder / "numbers.txt"
         path.write_text('x 12 "34" y\n')
