@@ -24,6 +24,18 @@ CLI::Validator input_path(bool folder_allowed) {
       folder_allowed ? "FILE|FOLDER|-" : "FILE|-");
 }
 
+CLI::Validator existing_folder() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        std::error_code ec;
+        const fs::file_status st = fs::status(path, ec);
+        if (!fs::exists(st)) return "no such folder '" + path + "'";
+        if (!fs::is_directory(st)) return "'" + path + "' is a file, expected a folder";
+        return {};
+      },
+      "FOLDER");
+}
+
 void check_output_file(const std::string& path, const std::string& option) {
   if (path.empty()) return;
   std::error_code ec;

@@ -18,6 +18,9 @@ namespace bagel::cli {
 // and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
 // An existing file or "-"; with folder_allowed, a folder too (text in folders).
 CLI::Validator input_path(bool folder_allowed = false);
+// An input folder that must exist (a model, a fitted vectorizer): a usage
+// error, exit 2, as a missing input file is.
+CLI::Validator existing_folder();
 
 // Throws FileError naming `path` and `option` ("--metrics") when an output
 // file could not be written there: it is a folder, or its folder cannot be

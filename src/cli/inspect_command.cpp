@@ -188,7 +188,9 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "inspect", "Show what a model has learnt: the largest and smallest weights of each class "
                  "and their statistics, or (--explain) which features drove the prediction of a row");
-  cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
+  cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")
+      ->required()
+      ->check(existing_folder());
   cmd->add_option("--top", o.top, "Features shown each way per class, or contributions per row")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();

@@ -24,7 +24,7 @@ constexpr int kUsageError = 2;
 
 constexpr const char* kExitStatusHelp =
     "Exit status: 0 success; 1 an error in the data, a file or the config; 2 a usage error "
-    "(unknown command, bad or missing argument, an input file named here that does not exist, "
+    "(unknown command, bad or missing argument, an input file or folder named here that does not exist, "
     "--set); 129/130/143 interrupted by SIGHUP/SIGINT/SIGTERM (temporary files are removed).";
 
 // Other libraries' messages (CLI11's, a JSON parser's) may span lines.

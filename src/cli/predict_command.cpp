@@ -326,7 +326,9 @@ bool reads_text(const Model& model, const PredictOptions& o) {
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "predict", "Predict classes, probabilities or the top-k classes for a CSR file");
-  cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")->required();
+  cmd->add_option("-m,--model", o.model, "Model directory written by bagel train")
+      ->required()
+      ->check(existing_folder());
   cmd->add_option("-i,--input", o.input,
                   "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
                   "arrives (svmlight with --zero-based true/false: predicted as it arrives); raw "

@@ -2,6 +2,7 @@
 // with the vocabulary, the labels and the fitted vectorizer beside it.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -70,6 +71,19 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines)
   for (const std::string& line : lines) text += line + "\n";
   create_parent_folder(path);
   write_file_atomic(path, text);
+}
+
+// The reader names its settings as the config does (tsv_text_column); here
+// they are options (--tsv-text-column), and a bad one a usage error.
+TextCorpus read_corpus(const TextInput& input) {
+  try {
+    return read_text_corpus(input);
+  } catch (const ConfigError& e) {
+    if (!e.field().starts_with("tsv_")) throw;
+    std::string option = "--" + e.field();
+    std::replace(option.begin(), option.end(), '_', '-');
+    throw UsageError(option, e.message());
+  }
 }
 
 // A labels file holds one label a line: a label with a line break in it
@@ -141,10 +155,12 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
       ->capture_default_str();
   cmd->add_option("--config,-c", o.config,
                   "JSON object of vectorizer options (scikit-learn's argument names; a bagel config's "
-                  "\"vectorizer\" section is used when it has one)");
+                  "\"vectorizer\" section is used when it has one)")
+      ->check(input_path());
   cmd->add_option("--set", o.overrides, "Set one option: KEY=VALUE (JSON value, or a bare string)");
   cmd->add_option("--vectorizer", o.vectorizer,
-                  "Apply a fitted vectorizer (a folder written by --vectorizer-out) instead of fitting one");
+                  "Apply a fitted vectorizer (a folder written by --vectorizer-out) instead of fitting one")
+      ->check(existing_folder());
   cmd->add_option("--output,-o", o.output, "The CSR .npz (scipy.sparse.load_npz reads it)")->required();
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz (default: stored, mmap-able)");
   cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order");
@@ -203,7 +219,7 @@ int run_vectorize(const VectorizeOptions& o) {
   input.tsv_header = o.tsv_header;
   input.decode_error = parse_decode_error(o.decode_error, "--decode-error");
   const auto start = std::chrono::steady_clock::now();
-  const TextCorpus corpus = read_text_corpus(input);
+  const TextCorpus corpus = read_corpus(input);
   if (corpus.size() == 0) throw FileError(corpus.source, "no documents to vectorize");
   std::size_t bytes = 0;
   for (const std::string_view d : corpus.documents) bytes += d.size() + 1;

@@ -66,6 +66,29 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(run_bagel("vectorize", "-i", missing, "-o", self.dir / "v.npz"), 2,
                           "vectorize: ", "--input", str(missing))
 
+    def test_a_missing_model_config_or_vectorizer_folder_is_a_usage_error(self):
+        missing = self.dir / "nowhere"
+        text = self.dir / "docs.txt"
+        text.write_text("one doc\nanother doc\n")
+        self.assert_error(run_bagel("predict", "-m", missing, "-i", self.dir / "train.npz"), 2,
+                          "predict: --model: no such folder", str(missing))
+        self.assert_error(run_bagel("inspect", "-m", self.dir / "train.npz"), 2,
+                          "inspect: --model:", "is a file, expected a folder")
+        self.assert_error(run_bagel("vectorize", "-i", text, "-o", self.dir / "v.npz", "-c", missing), 2,
+                          "vectorize: --config: no such file", str(missing))
+        self.assert_error(run_bagel("vectorize", "-i", text, "-o", self.dir / "v.npz",
+                                    "--vectorizer", missing), 2,
+                          "vectorize: --vectorizer: no such folder", str(missing))
+
+    def test_bad_tsv_columns_name_the_option(self):
+        table = self.dir / "table.csv"
+        table.write_text("a,one doc\nb,another doc\n")
+        self.assert_error(run_bagel("vectorize", "-i", table, "--format", "csv", "-o", self.dir / "t.npz",
+                                    "--tsv-text-column", "-2"), 2, "--tsv-text-column: must be")
+        self.assert_error(run_bagel("vectorize", "-i", table, "--format", "csv", "-o", self.dir / "t.npz",
+                                    "--tsv-label-column", "1"), 2, "--tsv-text-column: column 1 is also")
+        self.assertFalse((self.dir / "t.npz").exists())
+
     def test_a_value_outside_the_choices_is_a_usage_error(self):
         self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
                                     "--format", "xml"), 2, "predict: ", "--format")

@@ -477,8 +477,10 @@ class Errors(unittest.TestCase):
                                     self.test, "--row", "two"), 2, "--row")
 
     def test_a_missing_model_names_it(self):
+        # A folder named on the command line that does not exist: a usage
+        # error (exit 2), as a missing input file is.
         missing = self.dir / "no-such-model"
-        self.assert_error(run_bagel("inspect", "--model", missing), 1, str(missing))
+        self.assert_error(run_bagel("inspect", "--model", missing), 2, str(missing))
 
     def test_explain_options_must_go_together(self):
         self.assert_error(run_bagel("inspect", "--model", self.model, "--explain"), 2,
