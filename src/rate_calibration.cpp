@@ -255,6 +255,17 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head 
   for (int i = 0; i < count; ++i)
     if (search.tried(i)) out.trials.push_back(all[static_cast<std::size_t>(i)]);
   const RateTrial* chosen = &all[static_cast<std::size_t>(taken)];
+  const bool l2_ruled_out_all = std::all_of(out.trials.begin(), out.trials.end(),
+                                            [&](const RateTrial& t) { return t.rate * c.l2 >= 1; });
+  if (!std::isfinite(chosen->holdout_log_loss) && l2_ruled_out_all) {
+    char buf[400];
+    std::snprintf(buf, sizeof buf,
+                  "is %g: every learning rate tried (%.3g to %.3g) times it is >= 1, where the decay "
+                  "factor 1 - rate x l2 of each step is not positive; give a smaller l2 (per row, as "
+                  "scikit-learn's alpha: usually 1e-7 to 1e-3)",
+                  c.l2, out.trials.front().rate, out.trials.back().rate);
+    throw ConfigError("optimizer.l2", buf);
+  }
   if (!std::isfinite(chosen->holdout_log_loss))
     throw ConfigError("optimizer.learning_rate",
                       "\"auto\": every rate tried on a sample of " + std::to_string(out.sample_rows) +

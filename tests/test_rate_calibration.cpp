@@ -250,6 +250,21 @@ TEST(RateCalibration, RowsBeyondFloatRangeNameTheScaleAndTheKey) {
   }
 }
 
+TEST(RateCalibration, AnL2ThatRulesOutEveryRateNamesL2) {
+  // Nothing diverged: every candidate was skipped, its 1 - rate x l2 not
+  // positive. The error had named learning_rate, and a number given there
+  // then failed on l2.
+  OptimizerConfig c = defaults();
+  c.l2 = 1e6;
+  try {
+    calibrate_learning_rate(counts(2, 2000, 6), 2, Head::kSoftmax, c);
+    FAIL() << "expected bagel::ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "optimizer.l2");
+    EXPECT_NE(e.message().find("give a smaller l2"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RateCalibration, AFewVeryLongRowsLeaveTheModelOfTheOthersAlone) {
   // Count rows plus 1% of them again at 30 times their values (|x|^2 900
   // times the typical: changelog-era's few whole-changelog entries, README
