@@ -236,6 +236,20 @@ def test_partial_fit_learns_from_chunks(multi):
     assert weighted.training_["class_weights"][str(classes[0])] == 2.0
 
 
+def test_partial_fit_classes_are_labels():
+    # NaN, inf and a fraction among integers are refused, as SGDClassifier
+    # refuses them (they had become classes, saved and loaded).
+    x = sp.random(60, 20, density=0.3, format="csr", random_state=0)
+    y = np.arange(60) % 3 * 1.0
+    for classes, message in [([0.0, 1.0, 2.0, np.nan], "NaN or infinity"),
+                             ([0.0, 1.0, 2.0, np.inf], "NaN or infinity"),
+                             ([0, 1, 2, 2.5], "Unknown label type")]:
+        with pytest.raises(ValueError, match="classes: .*" + message):
+            bagel.BagelClassifier(threads=1).partial_fit(x, y, classes=classes)
+    fitted = bagel.BagelClassifier(threads=1).partial_fit(x, y, classes=[0.0, 1.0, 2.0])
+    assert list(fitted.classes_) == [0.0, 1.0, 2.0]
+
+
 def test_pickle_and_save_load_round_trip(multi, tmp_path):
     (xtr, ytr), (xte, _) = multi["train"], multi["test"]
     clf = bagel.BagelClassifier(epochs=2, l2=1e-6).fit(xtr, ytr)

@@ -122,6 +122,20 @@ def _check_targets(y) -> None:
         check_classification_targets(y)
 
 
+def _check_classes(classes) -> None:
+    """partial_fit's `classes` are labels as y's are: finite, and not
+    continuous (scikit-learn's SGDClassifier refuses NaN, inf and 2.5 among
+    integers alike)."""
+    values = np.asarray(classes)
+    if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
+        raise ValueError("classes: contains NaN or infinity; classes are labels")
+    if values.dtype.kind in "fciu":
+        try:
+            check_classification_targets(values)
+        except ValueError as e:
+            raise ValueError(f"classes: {e}") from None
+
+
 def _checked_dtype(X):
     """check_array's dtype for X: a sparse matrix keeps its own (check_array
     still refuses NaN and inf), and csr_arrays converts its values alone to
@@ -235,6 +249,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         try:
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=first)
             _check_targets(y)
+            if classes is not None:
+                _check_classes(classes)
             if first:
                 known = np.unique(classes)
                 if len(known) < 2:
