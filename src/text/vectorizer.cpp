@@ -99,7 +99,11 @@ std::vector<std::string> read_stop_words(const std::string& path, const std::str
     const std::size_t end = text.find('\n');
     std::string_view line = text.substr(0, end);
     ++number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    // Spaces and tabs around a word are not part of it (a token never holds
+    // them): "the " had silently removed nothing.
+    const std::size_t first = line.find_first_not_of(" \t\r");
+    line = first == std::string_view::npos ? std::string_view{} : line.substr(first);
+    line = line.substr(0, line.find_last_not_of(" \t\r") + 1);
     if (invalid_utf8_at(line) != std::string_view::npos)
       throw FileError(path, "a stop word that is not UTF-8 text", number);
     if (!line.empty()) words.emplace_back(line);

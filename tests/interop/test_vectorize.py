@@ -292,6 +292,17 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
         self.assertFalse(out.exists())
         self.assertFalse(labels.exists())
 
+    def test_stop_words_in_a_file_lose_the_spaces_around_them(self):
+        path, docs = self.corpora["english"]
+        spaced = self.folder / "spaced_stop.txt"
+        words = (self.folder / "stop.txt").read_text("utf-8").split()
+        spaced.write_text("".join(f" {w}\t \r\n" if i % 2 else f"{w} \n" for i, w in enumerate(words)),
+                          encoding="utf-8")
+        ours, vocabulary = self.bagel("english", {"stop_words": str(spaced)})
+        theirs = CountVectorizer(stop_words=words)
+        self.assert_same(ours, theirs.fit_transform(docs), "stop words with spaces")
+        self.assertEqual(vocabulary, list(theirs.get_feature_names_out()))
+
     def test_a_set_value_that_opens_as_json_must_be_json(self):
         path = self.folder / "numbers.txt"
         path.write_text('x 12 "34" y\n')
