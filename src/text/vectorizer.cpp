@@ -158,6 +158,12 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
   o.limits.min_df = parse_limit(reader, "min_df", o.limits.min_df);
   o.limits.max_df = parse_limit(reader, "max_df", o.limits.max_df);
   if (reader.has("max_features") && !reader.raw("max_features").is_null()) {
+    // A count, never a fraction: where min_df and max_df read 1.0 as all the
+    // documents, 1.0 here had silently kept one term (scikit-learn refuses it).
+    if (reader.raw("max_features").is_number_float())
+      throw ConfigError(reader.field("max_features"),
+                        "expected null or an integer >= 1 (a count of terms, not a fraction), found " +
+                            reader.raw("max_features").dump());
     const std::int64_t limit = reader.get_integer("max_features", 0);
     if (limit < 1) throw ConfigError(reader.field("max_features"), "expected null or an integer >= 1");
     o.limits.max_features = limit;

@@ -256,6 +256,7 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
             ("ngram_range=[2,1]", "ngram_range"),
             ("token_pattern=(a)(b)", "More than 1 capturing group"),
             ("min_df=0.99", "After pruning, no terms remain"),
+            ("max_features=1.0", "not a fraction"),
             ("lowercas=false", "lowercas"),
         ]:
             with self.subTest(setting):
