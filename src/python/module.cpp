@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include "bagel/json_parse.h"
+#include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/float_env.h"
 #include "bagel/labels.h"
@@ -227,6 +228,24 @@ PYBIND11_MODULE(_core, m) {
         },
         py::arg("model"), py::arg("indptr").noconvert(), py::arg("indices").noconvert(),
         py::arg("data").noconvert(), py::arg("n_columns"), py::arg("threads"));
+
+  m.def("vectorize",
+        [](const Model& mo, const std::vector<std::string>& documents, int threads) -> py::object {
+          if (!mo.vectorizer) return py::none();
+          const std::vector<std::string_view> views(documents.begin(), documents.end());
+          TextMatrix t;
+          {
+            py::gil_scoped_release released;
+            t = mo.vectorizer->transform(views, threads > 0 ? threads : usable_cores());
+          }
+          py::array_t<std::int64_t> indptr(static_cast<py::ssize_t>(t.indptr.size()), t.indptr.data());
+          py::array_t<Index> indices(static_cast<py::ssize_t>(t.indices.size()), t.indices.data());
+          py::array_t<double> values(static_cast<py::ssize_t>(t.values.size()), t.values.data());
+          return py::make_tuple(indptr, indices, values, t.cols);
+        },
+        py::arg("model"), py::arg("documents"), py::arg("threads"),
+        "A text model's documents through its vectorizer: (indptr, indices, values, n_columns), "
+        "or None for a model not trained on text");
 
   m.def("csr_addresses",
         [](const IndexArray& indptr, const IndexArray& indices, const FloatArray& data, Index cols) {

@@ -6,6 +6,7 @@ import io
 import json
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 import bagel
@@ -276,3 +277,30 @@ def test_a_text_models_vectorizer_survives_pickle_and_partial_fit(tmp_path):
     saved = json.loads((tmp_path / "more" / "model.json").read_text())
     assert saved["vectorizer"] == json.loads((tmp_path / "m" / "model.json").read_text())["vectorizer"]
     run_bagel("predict", "-m", tmp_path / "more", "-i", tmp_path / "t.txt", "-q")
+
+
+def test_a_text_model_predicts_raw_documents_as_bagel_predict_does(tmp_path):
+    # bagel.load of a model bagel train fitted on raw text predicts strings
+    # through its vectorizer, the probabilities bagel predict prints; a model
+    # fitted on numbers says that text needs its vectorizer.
+    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
+             "__label__a a cat and a dog", "__label__b markets and prices rose"]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "c.json").write_text(json.dumps({"train": {"text": "t.txt"}, "output": "m",
+                                                 "vectorizer": {"kind": "tfidf"},
+                                                 "optimizer": {"epochs": 3}}))
+    run_bagel("train", "-c", tmp_path / "c.json", "--quiet")
+    docs = ["the dog sat", "prices fell", "nothing known here", "Cat, MAT & stock"]
+    (tmp_path / "new.txt").write_text("\n".join(docs) + "\n")
+    printed = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "new.txt", "--proba", "-q").stdout
+    expected = np.array([[float(v) for v in row.split(",")] for row in printed.splitlines()[1:]])
+    clf = bagel.load(tmp_path / "m")
+    for given in (docs, tuple(docs), np.array(docs), np.array(docs, dtype=object)):
+        np.testing.assert_array_equal(clf.predict_proba(given), expected)
+    assert list(clf.predict(docs)) == [clf.classes_[i] for i in expected.argmax(axis=1)]
+    with pytest.raises(ValueError, match="a single string"):
+        clf.predict("the dog sat")
+    numbers = bagel.BagelClassifier(epochs=1).fit(sp.random(20, 5, density=0.5, format="csr",
+                                                            random_state=0), np.arange(20) % 2)
+    with pytest.raises(ValueError, match="trained on numbers"):
+        numbers.predict(docs)

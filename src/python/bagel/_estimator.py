@@ -136,6 +136,16 @@ def _check_classes(classes) -> None:
             raise ValueError(f"classes: {e}") from None
 
 
+def _holds_text(X) -> bool:
+    """X is raw documents: a string, or a list, tuple or 1-D array of them."""
+    if isinstance(X, str):
+        return True
+    if isinstance(X, np.ndarray):
+        return X.ndim == 1 and (X.dtype.kind == "U" or (X.dtype.kind == "O" and len(X) > 0
+                                                          and isinstance(X[0], str)))
+    return isinstance(X, (list, tuple)) and len(X) > 0 and isinstance(X[0], str)
+
+
 def _checked_dtype(X):
     """check_array's dtype for X: a sparse matrix keeps its own (check_array
     still refuses NaN and inf), and csr_arrays converts its values alone to
@@ -369,12 +379,29 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         matrix with int32 indices skips check_array (its cost would dwarf a
         one-row prediction)."""
         self._check_fitted()
+        if _holds_text(X):
+            X = self._vectorized(X)
         if is_ready_csr(X):
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input.")
             return csr_arrays(X)
         return csr_arrays(validate_data(self, X, accept_sparse="csr", dtype=_checked_dtype(X), reset=False))
+
+    def _vectorized(self, documents):
+        """Raw documents through the vectorizer of a model `bagel train` fitted
+        on text (bagel.load keeps it), as `bagel predict` reads them."""
+        if isinstance(documents, str):
+            raise ValueError("X: an iterable of documents expected, a single string received")
+        docs = [str(d) for d in documents]
+        arrays = _core.vectorize(self._model, docs, self._threads())
+        if arrays is None:
+            raise ValueError("X holds text, but this model was trained on numbers (a feature matrix): "
+                             "vectorise the documents as its training data was, e.g. with the same "
+                             "fitted CountVectorizer's transform, or use a Pipeline")
+        indptr, indices, values, cols = arrays
+        return sp.csr_matrix((values.astype(np.float32), indices, indptr.astype(np.int32)),
+                             shape=(len(docs), cols))
 
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities, columns in classes_ order."""
