@@ -62,8 +62,14 @@ FitResult fit(const FitRequest& r) {
   if (r.valid) valid = dataset(*r.valid, "eval_set");
   std::span<const float> sample_weight;
   if (r.sample_weight) sample_weight = {r.sample_weight->data(), static_cast<std::size_t>(r.sample_weight->size())};
-  TrainingData data = in_memory_training_data(config, std::move(classes), dataset(r.train, "X"),
-                                              std::move(valid), sample_weight);
+  TrainingData data = [&] {
+    try {  // class_weight is checked against the classes here
+      return in_memory_training_data(config, std::move(classes), dataset(r.train, "X"),
+                                     std::move(valid), sample_weight);
+    } catch (const ConfigError& e) {
+      throw ConfigError(parameter_of(e.field()), e.message());
+    }
+  }();
 
   std::ostringstream warnings;
   Progress progress(r.verbose ? Progress::Mode::kLines : Progress::Mode::kQuiet,
