@@ -184,6 +184,7 @@ TextCorpus read_text_split(const DataSpec& spec) {
   TextInput input = *spec.text;
   input.format = spec.text_format ? *spec.text_format
                                   : detect_text_format(input.path, !input.labels_path.empty());
+  input.format_detected = !spec.text_format;
   TextCorpus corpus = read_text_corpus(input);
   if (corpus.size() == 0) throw FileError(corpus.source, "no documents: expected at least one");
   if (!corpus.labels)

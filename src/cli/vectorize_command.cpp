@@ -213,6 +213,7 @@ int run_vectorize(const VectorizeOptions& o) {
   input.path = o.input;
   const std::optional<TextFormat> asked = parse_text_format(o.format, "--format");
   input.format = asked ? *asked : vectorize_format(o.input, !o.labels.empty());
+  input.format_detected = !asked;
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;

@@ -106,7 +106,11 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
     if (fields.size() < columns.needed())
       throw FileError(corpus.source,
                       columns_word(fields.size()) + ", expected at least " +
-                          columns_word(columns.needed()) + " " + columns.describe(),
+                          columns_word(columns.needed()) + " " + columns.describe() +
+                          (input.format_detected && delimiter == '\t'
+                               ? "; it was read as TSV because its first line has a tab: name the "
+                                 "format (\"lines\": one document a line) if it is not a table"
+                               : ""),
                       line);
     if (columns.label() != kNoColumn) {
       std::string& label = fields[static_cast<std::size_t>(columns.label())];

@@ -80,6 +80,16 @@ class ErrorLines(unittest.TestCase):
                                     "--vectorizer", missing), 2,
                           "vectorize: --vectorizer: no such folder", str(missing))
 
+    def test_a_tab_in_line_one_says_why_the_text_was_read_as_tsv(self):
+        text = self.dir / "tabbed.txt"
+        text.write_text("first doc\twith a tab\nsecond doc without\n")
+        self.assert_error(run_bagel("vectorize", "-i", text, "-o", self.dir / "tab.npz"), 1,
+                          str(text) + ":2: 1 column", "read as TSV because its first line has a tab")
+        named = run_bagel("vectorize", "-i", text, "--format", "tsv", "-o", self.dir / "tab.npz")
+        self.assertNotIn("because its first line", named.stderr)
+        self.assertEqual(run_bagel("vectorize", "-q", "-i", text, "--format", "lines", "-o",
+                                   self.dir / "tab.npz").returncode, 0)
+
     def test_bad_tsv_columns_name_the_option(self):
         table = self.dir / "table.csv"
         table.write_text("a,one doc\nb,another doc\n")

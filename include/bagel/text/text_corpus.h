@@ -114,6 +114,9 @@ struct TextInput {
   std::string tsv_text_name;
   Quoting quoting = Quoting::csv;
   DecodeError decode_error = DecodeError::strict;
+  // `format` was detected, not named (a tab in line 1 made it tsv): a row
+  // short of columns then says so.
+  bool format_detected = false;
 };
 
 struct TextCorpus {
