@@ -361,11 +361,21 @@ TEST(TextCorpusTsv, QuotingNoneTakesQuotesAsText) {
   EXPECT_EQ(texts(corpus.documents), (Strings{"\"x", "\""}));
 }
 
-TEST(TextCorpusTsv, UnclosedQuoteTakesTheRestOfTheInput) {
+TEST(TextCorpusTsv, AnUnclosedQuoteIsAnErrorNamingItsRow) {
+  // It would take the rest of the input as one document (Python's csv, not
+  // strict, reads it so; pandas refuses it).
   TempDir dir;
+  try {
+    read_text_corpus(input_of(TextFormat::csv, dir.write("t.csv", "x,fine\na,\"open\nb,c\n")));
+    FAIL() << "expected bagel::FileError";
+  } catch (const FileError& e) {
+    EXPECT_EQ(e.line(), 2);
+    EXPECT_NE(std::string(e.what()).find("never closes"), std::string::npos) << e.what();
+  }
+  // Closed on the last line without a newline: a whole field.
   const TextCorpus corpus =
-      read_text_corpus(input_of(TextFormat::csv, dir.write("t.csv", "a,\"open\nb,c\n")));
-  EXPECT_EQ(texts(corpus.documents), (Strings{"open\nb,c\n"}));
+      read_text_corpus(input_of(TextFormat::csv, dir.write("u.csv", "a,\"open\nb,c\"")));
+  EXPECT_EQ(texts(corpus.documents), (Strings{"open\nb,c"}));
 }
 
 TEST(TextCorpusTsv, HeaderNamesTheColumnsAndNoLabelColumnMeansNoLabels) {

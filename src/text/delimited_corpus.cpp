@@ -125,6 +125,13 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
   text.for_each([&](std::string_view line, std::int64_t number, bool newline) {
     parser.feed(line, number, newline);
   });
+  // One stray quote would make every line after it one document's text,
+  // silently; pandas refuses it too ("EOF inside string").
+  if (parser.open_quote())
+    throw FileError(corpus.source,
+                    "a quoted field in the row that starts here never closes: the rest of the file "
+                    "would be its text (close the quote, or read with quoting \"none\")",
+                    parser.record_line());
   parser.finish();
   check_not_empty_stream(corpus, text);
   if (columns.label() != kNoColumn) attach_labels(corpus, std::move(names));

@@ -306,13 +306,19 @@ class TextFormats(unittest.TestCase):
                 "d\tlone\rd2\tcr\n"
                 "e\t\"\"\n"
                 "f\t\n"
-                "g\t\"tab\there\"\n"
-                "h\t\"unclosed\nto the end\n")
+                "g\t\"tab\there\"\n")
         path = self.path("corner.tsv")
         path.write_text(data, encoding="utf-8", newline="")
         # A lone '\r' ends a line for Python's csv, not for bagel's line count.
         got = self.assert_matches_csv_module(path, data, "\t", check_lines=False)
-        self.assertEqual(got["lines"], [1, 2, 4, 6, 6, 7, 8, 9, 10])
+        self.assertEqual(got["lines"], [1, 2, 4, 6, 6, 7, 8, 9])
+        # A quote that never closes is an error naming its row's line, as
+        # pandas refuses it (Python's csv, not strict, reads the rest of the
+        # file as one field).
+        path.write_text(data + "h\t\"unclosed\nto the end\ni\tmore\n", encoding="utf-8", newline="")
+        got = dump(format="tsv", path=path)
+        self.assertIsInstance(got, str, got)
+        self.assertIn(f"{path}:10: a quoted field in the row that starts here never closes", got)
 
     def test_tsv_without_quoting_splits_every_tab(self):
         data = "x\t\"quoted\ttext\r\n\ny\tplain\textra\n"

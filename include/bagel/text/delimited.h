@@ -28,8 +28,13 @@ class DelimitedParser {
   // One line, without its '\n' (`newline` says whether one followed).
   void feed(std::string_view line, std::int64_t number, bool newline);
   // The end of the input: completes a record left open (an unclosed quote
-  // takes the rest of the input, as in Python's non-strict mode).
+  // takes the rest of the input, as in Python's non-strict mode; callers
+  // check open_quote() first).
   void finish();
+  // The input so far ends inside a quoted field, whose record starts on
+  // record_line().
+  bool open_quote() const { return state_ == State::in_quoted; }
+  std::int64_t record_line() const { return record_line_; }
 
  private:
   enum class State { start_record, start_field, in_field, in_quoted, quote_in_quoted, eat_newline };
