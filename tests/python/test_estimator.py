@@ -361,9 +361,10 @@ def test_unknown_class_in_eval_set_is_a_value_error_naming_the_row(multi):
     (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
     yva = yva.copy()
     yva[4] = "gardening"
-    with pytest.raises(ValueError, match=r"eval_set: row 5: label 'gardening' is not one of the 6 classes"):
+    # Rows count from 0, as X's do in the estimator's messages.
+    with pytest.raises(ValueError, match=r"eval_set: row 4: label 'gardening' is not one of the 6 classes"):
         bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, yva))
-    with pytest.raises(ValueError, match=r"eval_set: row 1: label '3' is not one of the 6 classes"):
+    with pytest.raises(ValueError, match=r"eval_set: the labels are numbers but the classes .* are strings"):
         bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva, np.full(xva.shape[0], 3)))
 
 
@@ -385,8 +386,12 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
         bagel.BagelClassifier(seed=np.random.RandomState(0)).fit(x, y)
     with pytest.raises(ValueError, match=r"^l2: expected a number, found object"):
         bagel.BagelClassifier(l2=object()).fit(x, y)
-    with pytest.raises(ValueError, match=r"^sample_weight: row 1: expected a finite weight >= 0"):
+    with pytest.raises(ValueError, match=r"^sample_weight: row 0: expected a finite weight >= 0, found -1.0"):
         bagel.BagelClassifier().fit(x, y, sample_weight=-np.ones(x.shape[0]))
+    weights = np.ones(x.shape[0])
+    weights[2] = -2.0
+    with pytest.raises(ValueError, match=r"^sample_weight: row 2: expected a finite weight"):
+        bagel.BagelClassifier().fit(x, y, sample_weight=weights)
     with pytest.raises(ValueError, match=r"^sample_weight: every training row has weight 0"):
         bagel.BagelClassifier().fit(x, y, sample_weight=np.zeros(x.shape[0]))
     classes = np.unique(y)

@@ -290,6 +290,10 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         valid = None if eval_set is None else self._eval_split(eval_set, classes)
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=VALUE)
+            bad = np.flatnonzero(~(np.isfinite(sample_weight) & (sample_weight >= 0)))
+            if bad.size:  # rows counted from 0, as X's and y's
+                raise ValueError(f"sample_weight: row {int(bad[0])}: expected a finite weight >= 0, "
+                                 f"found {sample_weight[bad[0]]!r}")
         numeric = classes.dtype.kind in "iuf"  # bools are named "False", "True"
         names = [_class_name(c) for c in classes]
         model, lines = _core.fit(self._config_json(overrides or {}), train, valid, names, numeric,
@@ -313,14 +317,16 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         row, as `bagel train` names the line of a valid labels file."""
         y = np.asarray(y)
         if (classes.dtype.kind in "biuf") != (y.dtype.kind in "biuf"):
-            ids, bad = np.zeros(len(y), np.int32), np.arange(len(y))  # strings against numbers
+            kinds = ("numbers", "strings") if classes.dtype.kind in "biuf" else ("strings", "numbers")
+            raise ValueError(f"{source}: the labels are {kinds[1]} but the classes "
+                             f"{_quoted(list(classes))} are {kinds[0]}")
         else:
             ids = np.searchsorted(classes, y)
             ids[ids == len(classes)] = 0
             bad = np.flatnonzero(classes[ids] != y)
         if bad.size:
             row = int(bad[0])
-            raise ValueError(f"{source}: row {row + 1}: label '{y[row]}' is not one of the "
+            raise ValueError(f"{source}: row {row}: label '{y[row]}' is not one of the "
                              f"{len(classes)} classes {_quoted(list(classes))}")
         return ids.astype(np.int32)
 
