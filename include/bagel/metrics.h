@@ -18,6 +18,11 @@
 //              statistic with tied scores counted 1/2; absent when y holds only
 //              one class (sklearn raises there) or when K != 2
 //
+// argmax(p) is the predicted class predict gives (MetricsAccumulator::add's
+// `predicted`, the largest logit's): the same as argmax of the probabilities
+// except where probabilities tie in double (long rows' one-vs-rest sigmoids
+// all rounding to 1), where the logits still differ.
+//
 // The predicted class is the first arg-max of a row (numpy.argmax on ties).
 #pragma once
 
