@@ -384,6 +384,9 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
         bagel.BagelClassifier().fit(x, np.full(x.shape[0], "a"))
     with pytest.raises(TypeError, match=r"^seed: expected an integer >= 0, found RandomState"):
         bagel.BagelClassifier(seed=np.random.RandomState(0)).fit(x, y)
+    for verbose in (-1, "x", 0.5):
+        with pytest.raises(ValueError, match=r"^verbose: expected an integer >= 0 or a bool"):
+            bagel.BagelClassifier(verbose=verbose).fit(x, y)
     with pytest.raises(ValueError, match=r"^l2: expected a number, found object"):
         bagel.BagelClassifier(l2=object()).fit(x, y)
     with pytest.raises(ValueError, match=r"^sample_weight: row 0: expected a finite weight >= 0, found -1.0"):

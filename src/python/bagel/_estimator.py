@@ -297,7 +297,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         numeric = classes.dtype.kind in "iuf"  # bools are named "False", "True"
         names = [_class_name(c) for c in classes]
         model, lines = _core.fit(self._config_json(overrides or {}), train, valid, names, numeric,
-                                 sample_weight, start, bool(self.verbose))
+                                 sample_weight, start, self._verbose())
         for line in lines:
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
         if classes.dtype.kind in "bS":  # saved, so that load gives bools or bytes back
@@ -353,6 +353,16 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                         f"class_weight.{name}: expected a finite number >= 0, found {weight}")
         model = {k: getattr(self, k) for k in _MODEL_KEYS if getattr(self, k) is not None}
         return json.dumps({"model": model, "optimizer": optimizer})
+
+    def _verbose(self) -> bool:
+        """verbose, an integer >= 0 or a bool as scikit-learn's estimators take it."""
+        value = _plain(self.verbose)
+        if value is None:
+            return False
+        if not isinstance(value, numbers.Integral) or value < 0:
+            raise _core.InvalidParameterError(
+                f"verbose: expected an integer >= 0 or a bool, found {value!r}")
+        return bool(value)
 
     def _threads(self) -> int:
         """threads for the core's predict, checked as fit checks it."""
