@@ -112,6 +112,30 @@ bool AtomicPath::commit_by_exchange() {
   return true;
 }
 
+void AtomicOutputs::write(const fs::path& target, const std::function<void(const std::string&)>& write) {
+  AtomicPath* out = nullptr;
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    files_.push_back(std::make_unique<AtomicPath>(target));
+    out = files_.back().get();
+  }
+  const std::string temp = out->temp().string();
+  try {
+    write(temp);
+  } catch (const FileError& e) {
+    if (e.file() != temp) throw;
+    throw FileError(out->target().string(), e.message(), e.line());
+  }
+}
+
+void AtomicOutputs::commit() {
+  const DeferSignals defer;
+  for (const std::unique_ptr<AtomicPath>& out : files_) {
+    std::error_code ec;
+    if (out->is_direct() || fs::exists(fs::symlink_status(out->temp(), ec))) out->commit();
+  }
+}
+
 void sync_path(const fs::path& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw FileError(path.string(), std::string("cannot open to flush: ") + std::strerror(errno));

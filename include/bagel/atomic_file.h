@@ -3,8 +3,11 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "bagel/temp_registry.h"
 
@@ -52,6 +55,24 @@ class AtomicPath {
   bool committed_ = false;
   bool direct_ = false;
   std::unique_ptr<TempRegistration> registration_;
+};
+
+// Several files that belong together (a matrix and its labels), written as
+// one: each to a temporary of its own beside its target, then commit()
+// renames them all with SIGINT, SIGTERM and SIGHUP deferred. A signal, an
+// error or a full disk before commit() leaves every target as it was, never
+// a new matrix beside old labels. write() may be called from several threads.
+class AtomicOutputs {
+ public:
+  // Writes `target` by calling `write` with the temporary's path; an error
+  // that names the temporary is rethrown naming `target`. A `write` that
+  // creates nothing (a hashing vectorizer's vocabulary) leaves the target alone.
+  void write(const std::filesystem::path& target, const std::function<void(const std::string&)>& write);
+  void commit();
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::unique_ptr<AtomicPath>> files_;
 };
 
 // Flushes a file's or a folder's contents to the disk (fsync). A renamed

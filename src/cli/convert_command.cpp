@@ -47,8 +47,10 @@ int run_convert(const ConvertOptions& o) {
                     "has " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(x.rows()) + " rows");
   create_parent_folder(o.output);
+  // Both files to temporaries, renamed together (AtomicOutputs).
+  AtomicOutputs outputs;
   if (std::filesystem::path(o.output).extension() == ".npz") {
-    write_npz_csr(o.output, x, o.compressed);
+    outputs.write(o.output, [&](const std::string& temp) { write_npz_csr(temp, x, o.compressed); });
   } else {
     if (labels.size() == 0 && x.rows() > 0)
       throw UsageError("--labels", "svmlight output needs labels: pass --labels FILE");
@@ -61,14 +63,16 @@ int run_convert(const ConvertOptions& o) {
                           "' is not a number, which svmlight labels must be (numbers name the "
                           "classes: 0, 1, 2, ...)");
     }
-    write_svmlight(o.output, x, labels.names, !o.one_based);
+    outputs.write(o.output,
+                  [&](const std::string& temp) { write_svmlight(temp, x, labels.names, !o.one_based); });
   }
   if (!o.labels_out.empty()) {
     std::string text;
     for (const std::string& name : labels.names) text += name + "\n";
     create_parent_folder(o.labels_out);
-    write_file_atomic(o.labels_out, text);
+    outputs.write(o.labels_out, [&](const std::string& temp) { write_file_atomic(temp, text); });
   }
+  outputs.commit();
   return 0;
 }
 

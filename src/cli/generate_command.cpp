@@ -36,12 +36,15 @@ int run_generate(const GenerateOptions& o) {
   spec.seed = o.seed;
   const SyntheticData d = make_synthetic(spec);
   create_parent_folder(o.output);
-  write_npz_csr(o.output, d.x, o.compressed);
+  create_parent_folder(o.labels_out);
   std::string text;
   text.reserve(d.y.size() * 3);
   for (const std::int32_t y : d.y) text += std::to_string(y) + "\n";
-  create_parent_folder(o.labels_out);
-  write_file_atomic(o.labels_out, text);
+  // Both files to temporaries, renamed together (AtomicOutputs).
+  AtomicOutputs outputs;
+  outputs.write(o.output, [&](const std::string& temp) { write_npz_csr(temp, d.x, o.compressed); });
+  outputs.write(o.labels_out, [&](const std::string& temp) { write_file_atomic(temp, text); });
+  outputs.commit();
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "bagel/atomic_file.h"
 #include "bagel/config.h"
@@ -23,6 +24,7 @@
 #include "bagel/text/text_format.h"
 #include <filesystem>
 #include "bagel/table_writer.h"
+#include "bagel/temp_registry.h"
 #include "bagel/top_classes.h"
 #include "bagel/train_plan.h"  // kMaxThreads
 #include "cli_paths.h"
@@ -50,11 +52,14 @@ class PredictionOutput {
     if (!stream_) throw FileError(path, "cannot open for writing");
   }
   std::ostream& stream() { return file_ ? stream_ : std::cout; }
-  void commit() {
+  // Flushed and checked; a file is closed but not yet in place.
+  void finish() {
     stream().flush();
     if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, "write failed");
+    if (file_) stream_.close();
+  }
+  void commit() {
     if (!file_) return;
-    stream_.close();
     file_->commit();
     folders_.keep();
   }
@@ -458,7 +463,23 @@ int run_predict(const PredictOptions& o) {
   const std::optional<Metrics> metrics = writer.metrics();
   if (!o.metrics.empty() && !metrics)
     metrics_need_labels("pass --labels FILE (the input's own are not all classes of the model)");
-  output.commit();
+  output.finish();
+  // The predictions and the metrics file are put in place together, with
+  // signals deferred: a stop leaves both old or both new.
+  AtomicOutputs metrics_file;
+  std::optional<NewFolders> metrics_folders;
+  if (metrics && !o.metrics.empty()) {
+    metrics_folders.emplace(o.metrics);
+    create_parent_folder(o.metrics);
+    const std::string json = metrics_to_json(*metrics, model.classes).dump(2) + "\n";
+    metrics_file.write(o.metrics, [&](const std::string& temp) { write_file_atomic(temp, json); });
+  }
+  {
+    const DeferSignals defer;
+    output.commit();
+    metrics_file.commit();
+  }
+  if (metrics_folders) metrics_folders->keep();
   const double predict_seconds = seconds_since(t_predict);
 
   if (!o.quiet) {
@@ -468,15 +489,7 @@ int run_predict(const PredictOptions& o) {
                   predict_seconds > 0 ? writer.rows() / predict_seconds : 0.0, load_seconds);
     std::cerr << buf << "\n";
   }
-  if (metrics) {
-    if (!o.quiet) std::cerr << metrics_summary(*metrics) << "\n";
-    if (!o.metrics.empty()) {
-      NewFolders folders(o.metrics);
-      create_parent_folder(o.metrics);
-      write_file_atomic(o.metrics, metrics_to_json(*metrics, model.classes).dump(2) + "\n");
-      folders.keep();
-    }
-  }
+  if (metrics && !o.quiet) std::cerr << metrics_summary(*metrics) << "\n";
   return 0;
 }
 

@@ -66,11 +66,11 @@ VectorizerOptions parse_options(const VectorizeOptions& o, const nlohmann::json&
   }
 }
 
-void write_lines(const std::string& path, const std::vector<std::string>& lines) {
+void write_lines(const std::string& path, const std::vector<std::string>& lines, AtomicOutputs& outputs) {
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   create_parent_folder(path);
-  write_file_atomic(path, text);
+  outputs.write(path, [&](const std::string& temp) { write_file_atomic(temp, text); });
 }
 
 // The reader names its settings as the config does (tsv_text_column); here
@@ -99,17 +99,20 @@ void check_one_line_labels(const std::string& path, const RawLabels& labels, con
   }
 }
 
-// Everything vectorize writes besides the matrix.
-void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted) {
+// Everything vectorize writes besides the matrix, to `outputs`' temporaries.
+void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted,
+                  AtomicOutputs& outputs) {
   if (!o.vocabulary_out.empty()) {
     create_parent_folder(o.vocabulary_out);
-    // Hashing has no terms: its file is empty.
-    if (fitted.options().kind == VectorizerKind::hashing)
-      write_vocabulary_file(o.vocabulary_out, std::vector<std::string>{});
-    else
-      fitted.write_vocabulary(o.vocabulary_out);
+    outputs.write(o.vocabulary_out, [&](const std::string& temp) {
+      // Hashing has no terms: its file is empty.
+      if (fitted.options().kind == VectorizerKind::hashing)
+        write_vocabulary_file(temp, std::vector<std::string>{});
+      else
+        fitted.write_vocabulary(temp);
+    });
   }
-  if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names);
+  if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names, outputs);
   if (!o.weights_out.empty()) {
     std::vector<std::string> weights;
     weights.reserve(corpus.size());
@@ -118,12 +121,16 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
       std::snprintf(buf, sizeof buf, "%.9g", corpus.weights.empty() ? 1.0 : double(corpus.weights[i]));
       weights.emplace_back(buf);
     }
-    write_lines(o.weights_out, weights);
+    write_lines(o.weights_out, weights, outputs);
   }
   if (!o.vectorizer_out.empty()) {
-    create_parent_folder((std::filesystem::path(o.vectorizer_out) / "vectorizer.json").string());
-    write_file_atomic(std::filesystem::path(o.vectorizer_out) / "vectorizer.json", fitted.to_json().dump(2) + "\n");
-    fitted.save_vocabulary(o.vectorizer_out);
+    const std::filesystem::path folder(o.vectorizer_out);
+    create_parent_folder((folder / "vectorizer.json").string());
+    const std::string settings = fitted.to_json().dump(2) + "\n";
+    outputs.write(folder / "vectorizer.json",
+                  [&](const std::string& temp) { write_file_atomic(temp, settings); });
+    outputs.write(folder / "vocabulary.txt",
+                  [&](const std::string& temp) { fitted.write_vocabulary(temp); });
   }
 }
 
@@ -239,21 +246,29 @@ int run_vectorize(const VectorizeOptions& o) {
     throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
   if (!o.labels_out.empty()) check_one_line_labels(o.labels_out, *corpus.labels, corpus);
   create_parent_folder(o.output);
+  // Every output to a temporary, then all renamed into place together: a
+  // stop or a full disk leaves none of them new (AtomicOutputs).
+  AtomicOutputs outputs;
+  const auto write_matrix = [&] {
+    outputs.write(o.output, [&](const std::string& temp) { write_text_matrix(temp, x, o.compressed); });
+  };
   // With threads to spare, the other files are written while the matrix is:
   // each write ends waiting for the disk (fsync).
   if (threads > 1) {
-    std::future<void> others = std::async(std::launch::async, [&] { write_others(o, corpus, *fitted); });
+    std::future<void> others =
+        std::async(std::launch::async, [&] { write_others(o, corpus, *fitted, outputs); });
     try {
-      write_text_matrix(o.output, x, o.compressed);
+      write_matrix();
     } catch (...) {
       others.wait();
       throw;
     }
     others.get();
   } else {
-    write_text_matrix(o.output, x, o.compressed);
-    write_others(o, corpus, *fitted);
+    write_matrix();
+    write_others(o, corpus, *fitted, outputs);
   }
+  outputs.commit();
   if (!o.quiet)
     std::fprintf(stderr, "vectorize: %zu documents, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
                  corpus.size(), static_cast<int>(x.cols), static_cast<long long>(x.nonZeros()), seconds,

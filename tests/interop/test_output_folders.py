@@ -268,6 +268,79 @@ class SignalDuringTheCommit(UnderStrace):
                                         f"{name} is not the seed {seed} model's")
 
 
+class SignalWhileVectorizing(UnderStrace):
+    """vectorize writes its matrix, labels and vocabulary to temporaries and
+    renames them all with signals deferred: a SIGTERM at any rename leaves
+    the old set or the whole new one, never a new matrix beside old labels."""
+
+    OUTPUTS = ("x.npz", "labels.txt", "vocabulary.txt")
+
+    def vectorize(self, text, folder, *strace):
+        return subprocess.run(
+            [*strace, BAGEL, "vectorize", "-q", "--threads", "1", "-i", text, "-o", folder / "x.npz",
+             "--labels-out", folder / "labels.txt", "--vocabulary-out", folder / "vocabulary.txt"],
+            capture_output=True, text=True, timeout=120)
+
+    def outputs(self, folder):
+        return {name: (folder / name).read_bytes() for name in self.OUTPUTS}
+
+    def test_a_signal_at_any_rename_leaves_one_whole_set(self):
+        sets = {}
+        for name, words in (("old", "alpha beta gamma"), ("new", "delta epsilon zeta eta")):
+            text = self.tmp / f"{name}.ft"
+            text.write_text("".join(f"__label__{name}{i % 3} {words} {i}\n" for i in range(50)))
+            ref = self.tmp / f"ref-{name}"
+            ref.mkdir()
+            self.assertEqual(self.vectorize(text, ref).returncode, 0)
+            sets[name] = self.outputs(ref)
+        for when in range(1, 8):
+            with self.subTest(when=when):
+                folder = self.tmp / f"rename-{when}"
+                folder.mkdir()
+                for name, data in sets["old"].items():
+                    (folder / name).write_bytes(data)
+                strace = [self.strace, "-f", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
+                          "-e", f"inject=rename,renameat,renameat2:signal=SIGTERM:when={when}"]
+                proc = self.vectorize(self.tmp / "new.ft", folder, *strace)
+                self.assertIn(proc.returncode, (0, 143), proc.stderr)
+                got = self.outputs(folder)
+                self.assertIn(got, (sets["old"], sets["new"]), "a mix of the old and the new outputs")
+                self.assertEqual(sorted(p.name for p in folder.iterdir()), sorted(self.OUTPUTS))
+
+
+class SignalWhilePredicting(UnderStrace):
+    """predict -o with --metrics puts both files in place together, signals
+    deferred: a SIGTERM at any rename leaves both old or both new."""
+
+    def predict(self, model, folder, *strace):
+        return subprocess.run(
+            [*strace, BAGEL, "predict", "-q", "-m", model, "-i", self.tmp / "train.npz", "-l",
+             self.tmp / "train.labels", "--proba", "-o", folder / "p.csv", "--metrics", folder / "m.json"],
+            capture_output=True, text=True, timeout=120)
+
+    def test_a_signal_at_any_rename_leaves_both_files_of_one_run(self):
+        sets = {}
+        for seed in (1, 2):
+            model = self.tmp / f"model{seed}"
+            run_bagel("train", "--config", self.config, "-o", model, "-q", "--set", f"optimizer.seed={seed}")
+            ref = self.tmp / f"ref{seed}"
+            ref.mkdir()
+            self.assertEqual(self.predict(model, ref).returncode, 0)
+            sets[seed] = snapshot(ref)
+        self.assertNotEqual(sets[1], sets[2])
+        for when in range(1, 5):
+            with self.subTest(when=when):
+                folder = self.tmp / f"rename-{when}"
+                folder.mkdir()
+                for name, data in sets[1].items():
+                    (folder / name).write_bytes(data)
+                strace = [self.strace, "-f", "-o", "/dev/null", "-e", "trace=rename,renameat,renameat2",
+                          "-e", f"inject=rename,renameat,renameat2:signal=SIGTERM:when={when}"]
+                proc = self.predict(self.tmp / "model2", folder, *strace)
+                self.assertIn(proc.returncode, (0, 143), proc.stderr)
+                self.assertIn(snapshot(folder), (sets[1], sets[2]), "one file of each run")
+
+
 class SignalWhileStarting(UnderStrace):
     def test_sigint_at_any_file_opened_leaves_no_folder_of_the_runs_making(self):
         # train -o new/a/b creates new/ and new/a/ (and its claim) before it
