@@ -253,18 +253,24 @@ def test_class_names_with_line_breaks_are_quoted_one_record_a_row(tmp_path):
     assert "plain, with comma\n" in out  # only names that need it are quoted
 
 
+def train_text_model(folder):
+    """`bagel train` on four fastText lines (tf-idf): the model folder/m,
+    its text folder/t.txt."""
+    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
+             "__label__a a cat and a dog", "__label__b markets and prices rose"]
+    (folder / "t.txt").write_text("\n".join(lines) + "\n")
+    (folder / "c.json").write_text(json.dumps({"train": {"text": "t.txt"}, "output": "m",
+                                               "vectorizer": {"kind": "tfidf"},
+                                               "optimizer": {"epochs": 3}}))
+    run_bagel("train", "-c", folder / "c.json", "--quiet")
+
+
 def test_a_text_models_vectorizer_survives_pickle_and_partial_fit(tmp_path):
     # A model bagel train fitted on raw text keeps its vectorizer through a
     # pickle and a partial_fit in Python: saved again, bagel predict still
     # reads raw text with it (both had saved no vocabulary.txt).
     import pickle
-    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
-             "__label__a a cat and a dog", "__label__b markets and prices rose"]
-    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
-    (tmp_path / "c.json").write_text(json.dumps({"train": {"text": "t.txt"}, "output": "m",
-                                                 "vectorizer": {"kind": "tfidf"},
-                                                 "optimizer": {"epochs": 3}}))
-    run_bagel("train", "-c", tmp_path / "c.json", "--quiet")
+    train_text_model(tmp_path)
     expected = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "t.txt", "--proba", "-q").stdout
     clf = bagel.load(tmp_path / "m")
     pickle.loads(pickle.dumps(clf)).save(tmp_path / "pickled")
@@ -283,13 +289,7 @@ def test_a_text_model_predicts_raw_documents_as_bagel_predict_does(tmp_path):
     # bagel.load of a model bagel train fitted on raw text predicts strings
     # through its vectorizer, the probabilities bagel predict prints; a model
     # fitted on numbers says that text needs its vectorizer.
-    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
-             "__label__a a cat and a dog", "__label__b markets and prices rose"]
-    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
-    (tmp_path / "c.json").write_text(json.dumps({"train": {"text": "t.txt"}, "output": "m",
-                                                 "vectorizer": {"kind": "tfidf"},
-                                                 "optimizer": {"epochs": 3}}))
-    run_bagel("train", "-c", tmp_path / "c.json", "--quiet")
+    train_text_model(tmp_path)
     docs = ["the dog sat", "prices fell", "nothing known here", "Cat, MAT & stock"]
     (tmp_path / "new.txt").write_text("\n".join(docs) + "\n")
     printed = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "new.txt", "--proba", "-q").stdout
