@@ -348,11 +348,11 @@ int auto_epochs(const CsrMatrix& x, bool averaged) {
   return auto_epochs(x.rows(), x.nonZeros(), used_features, averaged);
 }
 
-void resolve_averaging(OptimizerConfig& c, std::int64_t rows) {
+void resolve_averaging(OptimizerConfig& c, std::int64_t rows, bool one_loop_thread) {
   if (!c.average_auto) return;
   c.average_auto = false;
   const bool allowed =
-      c.l1 == 0 && (c.threads == 1 || parallel_strategy(c) == ParallelStrategy::kReplicas);
+      c.l1 == 0 && (one_loop_thread || parallel_strategy(c) == ParallelStrategy::kReplicas);
   c.average = allowed && rows <= kAutoAverageRows;
 }
 

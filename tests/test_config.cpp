@@ -139,8 +139,8 @@ TEST(Config, AverageIsAutoByDefaultAndResolvedFromTheRows) {
   EXPECT_TRUE(o.average_auto);
   EXPECT_EQ(parse_train_config(doc, "/base").resolved["optimizer"]["average"], "auto");
   OptimizerConfig small = o, large = o;
-  resolve_averaging(small, kAutoAverageRows);
-  resolve_averaging(large, kAutoAverageRows + 1);
+  resolve_averaging(small, kAutoAverageRows, true);
+  resolve_averaging(large, kAutoAverageRows + 1, true);
   EXPECT_TRUE(small.average);
   EXPECT_FALSE(small.average_auto);
   EXPECT_FALSE(large.average);
@@ -149,18 +149,18 @@ TEST(Config, AverageIsAutoByDefaultAndResolvedFromTheRows) {
   l1.l1 = 1e-5;
   hogwild.threads = 2;
   hogwild.deterministic = false;
-  resolve_averaging(l1, 100);
-  resolve_averaging(hogwild, 100);
+  resolve_averaging(l1, 100, true);
+  resolve_averaging(hogwild, 100, false);
   EXPECT_FALSE(l1.average);
   EXPECT_FALSE(hogwild.average);
   // An explicit choice is kept whatever the rows.
   doc["optimizer"] = {{"average", false}};
   OptimizerConfig off = parse_train_config(doc, "/base").optimizer;
-  resolve_averaging(off, 100);
+  resolve_averaging(off, 100, true);
   EXPECT_FALSE(off.average);
   doc["optimizer"] = {{"average", true}};
   OptimizerConfig on = parse_train_config(doc, "/base").optimizer;
-  resolve_averaging(on, 1000000);
+  resolve_averaging(on, 1000000, false);
   EXPECT_TRUE(on.average);
   for (const nlohmann::json& bad : {nlohmann::json("sometimes"), nlohmann::json(1)}) {
     doc["optimizer"] = {{"average", bad}};

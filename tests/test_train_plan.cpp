@@ -350,5 +350,34 @@ TEST(TrainPlan, ThePipelineResolvesTheRunTheTrainerRuns) {
   }
 }
 
+// "auto" averaging follows the loop the plan runs, not the threads asked
+// for: deterministic_method "exact" on 2 threads trains 1,500 rows on one
+// (kRowsPerThread), averaged, and so gives one thread's model; on 3,000
+// rows it splits each batch over the two, which cannot average.
+TEST(TrainPlan, AutoAveragingFollowsTheLoopThePlanRuns) {
+  for (const Index rows : {Index{1500}, Index{3000}}) {
+    TrainConfig config;
+    config.optimizer.threads = 2;
+    config.optimizer.deterministic_method = DeterministicMethod::kExact;
+    config.optimizer.batch_size = kExactMinBatch;
+    config.optimizer.average_auto = true;
+    config.optimizer.epochs = 2;
+    config.optimizer.learning_rate = 0.05;
+    const ResolvedRun run = resolve_training(config, training_data(2, rows, 2000));
+    const bool one = rows < 2 * kRowsPerThread;
+    EXPECT_EQ(run.plan.threads, one ? 1 : 2) << rows;
+    EXPECT_EQ(run.optimizer.average, one) << rows;
+    Progress quiet(Progress::Mode::kQuiet, std::cerr);
+    const TrainResult asked = train(config, training_data(2, rows, 2000), quiet);
+    EXPECT_EQ(asked.summary.average, one) << rows;
+    if (!one) continue;
+    config.optimizer.threads = 1;
+    const TrainResult single = train(config, training_data(2, rows, 2000), quiet);
+    EXPECT_TRUE(single.summary.average);
+    EXPECT_EQ(asked.model.weight, single.model.weight);
+    EXPECT_EQ(asked.model.bias, single.model.bias);
+  }
+}
+
 }  // namespace
 }  // namespace bagel

@@ -136,9 +136,10 @@ inline constexpr int kMaxSmallDataEpochs = 200;
 inline constexpr std::int64_t kAutoAverageRows = 10000;
 
 // Resolves average "auto" for `rows` training rows (a no-op otherwise): on
-// when rows <= kAutoAverageRows and the settings allow averaging (no l1; one
-// thread or the deterministic replicas).
-void resolve_averaging(OptimizerConfig& c, std::int64_t rows);
+// when rows <= kAutoAverageRows and the settings allow averaging (no l1; the
+// loop on one thread, `one_loop_thread`, which the plan may decide on small
+// data whatever `threads` asks, or the deterministic replicas).
+void resolve_averaging(OptimizerConfig& c, std::int64_t rows, bool one_loop_thread);
 
 // Applies "a.b.c=value" overrides (value parsed as JSON, else taken as a
 // string) to a config document. Throws ConfigError naming the override.
