@@ -285,8 +285,7 @@ nlohmann::json data_json(const DataSpec& d) {
   nlohmann::json j = {{"features", d.features}};
   if (!d.labels.empty()) j["labels"] = d.labels;
   if (!d.sample_weights.empty()) j["sample_weights"] = d.sample_weights;
-  j["zero_based"] = d.zero_based == ZeroBased::kAuto ? "auto"
-                    : d.zero_based == ZeroBased::kTrue ? "true" : "false";
+  j["zero_based"] = to_string(d.zero_based);
   return j;
 }
 

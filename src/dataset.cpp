@@ -4,6 +4,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "bagel/cores.h"
 #include "bagel/error.h"
@@ -83,7 +84,7 @@ FeatureFormat feature_format_of(const std::string& path) {
 }
 
 CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
-                        FeatureFormat* format) {
+                        FeatureFormat* format, ZeroBased* base) {
   const FeatureFormat f = feature_format(in.name(), in.peek(kFormatMagicBytes));
   if (format != nullptr) *format = f;
   if (f == FeatureFormat::kNpy) refuse_npy(in.name());
@@ -94,14 +95,15 @@ CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels
   }
   SvmlightData d = read_svmlight(in, zero_based);  // refuses no rows itself
   if (labels != nullptr) *labels = std::move(d.labels);
+  if (base != nullptr) *base = d.base;
   return std::move(d.features);
 }
 
 CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels,
-                        FeatureFormat* format) {
+                        FeatureFormat* format, ZeroBased* base) {
   if (is_stream(path)) {
     InputStream in(path);
-    return read_features(in, zero_based, labels, format);
+    return read_features(in, zero_based, labels, format, base);
   }
   const FeatureFormat f = feature_format_of(path);
   if (format != nullptr) *format = f;
@@ -109,6 +111,7 @@ CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels
   if (f == FeatureFormat::kNpz) return read_npz_csr(path);
   SvmlightData d = read_svmlight(path, zero_based);
   if (labels != nullptr) *labels = std::move(d.labels);
+  if (base != nullptr) *base = d.base;
   return std::move(d.features);
 }
 
@@ -207,6 +210,33 @@ std::vector<float> combined_weights(const DataSpec& spec, Index rows, std::vecto
   return w;
 }
 
+// Every index one column up (`x` read one-based is now read zero-based).
+void shift_columns_up(CsrMatrix& x) {
+  std::vector<Index> up(static_cast<std::size_t>(x.cols()) + 1);
+  std::iota(up.begin(), up.end(), Index{1});
+  x.widen(x.cols() + 1);
+  x.remap_indices(up);
+}
+
+// The valid split, its svmlight indices read with the training split's base
+// (TrainingData::zero_based) where both are "auto" or only train's is given:
+// train's base where it held an index 0 or was given; else valid's own,
+// and where that is zero-based, train's columns move up by one.
+LabeledData load_valid(const TrainConfig& config, TrainingData& out) {
+  DataSpec spec = *config.valid;
+  const bool joint = spec.zero_based == ZeroBased::kAuto && out.zero_based != ZeroBased::kAuto;
+  const bool train_decided =
+      config.train.zero_based != ZeroBased::kAuto || out.zero_based == ZeroBased::kTrue;
+  if (joint && train_decided) spec.zero_based = out.zero_based;
+  LabeledData valid = load_labeled(spec);
+  if (joint && !train_decided && valid.base == ZeroBased::kTrue) {
+    shift_columns_up(out.train.x);
+    out.zero_based = ZeroBased::kTrue;
+  }
+  out.valid_zero_based = valid.base;
+  return valid;
+}
+
 }  // namespace
 
 TrainingData load_training_data(const TrainConfig& config, const Classes* classes,
@@ -231,6 +261,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
     train_raw = load_labeled(config.train);
   }
   out.classes = classes ? *classes : Classes::fit(train_raw.labels);
+  out.zero_based = train_raw.base;
   out.train = encode("train", std::move(train_raw), out.classes);
   const std::vector<float> sample_weight =
       combined_weights(config.train, out.train.x.rows(), std::move(text_weight));
@@ -243,7 +274,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
                                                         .to_csr()),
                        out.classes);
   } else if (config.valid) {
-    out.valid = encode("valid", load_labeled(*config.valid), out.classes);
+    out.valid = encode("valid", load_valid(config, out), out.classes);
   }
   const std::string labels_source = !config.train.labels.empty() ? config.train.labels
                                     : config.train.text            ? config.train.text->path
@@ -252,6 +283,29 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
                    config.valid ? input_name(config.valid->features) : "");
   out.load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
+}
+
+ZeroBased trained_zero_based(const Model& model) {
+  const auto train = model.config.find("train");
+  if (train == model.config.end() || !train->is_object()) return ZeroBased::kAuto;
+  const auto base = train->find("zero_based");
+  if (base == train->end() || !base->is_string()) return ZeroBased::kAuto;
+  const std::string text = base->get<std::string>();
+  return text == "true" ? ZeroBased::kTrue : text == "false" ? ZeroBased::kFalse : ZeroBased::kAuto;
+}
+
+void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
+                           const std::string& source) {
+  const ZeroBased trained = trained_zero_based(model);
+  if (trained == ZeroBased::kAuto || read == ZeroBased::kAuto || read == trained) return;
+  if (trained == ZeroBased::kTrue) {
+    shift_columns_up(x);
+    return;
+  }
+  throw FileError(source, "holds an index 0, but the model was trained on one-based svmlight (its "
+                          "training file held no index 0: model.json config.train.zero_based is "
+                          "\"false\"); give --zero-based true or false to say how this file "
+                          "counts its indices");
 }
 
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
@@ -281,7 +335,7 @@ LabeledData load_text_for_model(const Model& model, const std::string& path, Tex
 
 LabeledData load_labeled(const DataSpec& spec) {
   LabeledData d;
-  d.features = read_features(spec.features, spec.zero_based, &d.labels, &d.format);
+  d.features = read_features(spec.features, spec.zero_based, &d.labels, &d.format, &d.base);
   const std::string features = input_name(spec.features);
   if (!spec.labels.empty()) {
     d.labels = read_labels(spec.labels);

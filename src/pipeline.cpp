@@ -58,6 +58,11 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
               const TrainingData& data, bool reordered, double reorder_seconds,
               std::int64_t summed) {
   model.config = config.resolved;
+  // The svmlight base "auto" read the splits with, so that predict reads
+  // with it too (TrainingData::zero_based).
+  if (data.zero_based != ZeroBased::kAuto) model.config["train"]["zero_based"] = to_string(data.zero_based);
+  if (data.valid_zero_based != ZeroBased::kAuto && model.config.contains("valid"))
+    model.config["valid"]["zero_based"] = to_string(data.valid_zero_based);
   model.training = summary_to_json(r.summary);
   model.training["load_seconds"] = data.load_seconds;
   model.training["features_reordered"] = reordered;

@@ -445,7 +445,11 @@ SvmlightData concatenate(std::vector<Chunk>& chunks, const std::string& source,
   CsrMatrix features(static_cast<Index>(rows), cols, std::move(indptr), std::move(indices),
                      std::move(data));
   features.validate(source);
-  return SvmlightData{std::move(features), std::move(labels)};
+  const ZeroBased base = zero_based != ZeroBased::kAuto ? zero_based
+                        : nnz == 0                        ? ZeroBased::kAuto
+                        : shift == 0                      ? ZeroBased::kTrue
+                                                          : ZeroBased::kFalse;
+  return SvmlightData{std::move(features), std::move(labels), base};
 }
 
 // One block of whole lines from a stream, parsed; its text is not kept.
@@ -539,6 +543,10 @@ void append_row(std::string& out, const std::string& label, const RowView& row,
 }
 
 }  // namespace
+
+std::string to_string(ZeroBased base) {
+  return base == ZeroBased::kTrue ? "true" : base == ZeroBased::kFalse ? "false" : "auto";
+}
 
 ZeroBased parse_zero_based(const std::string& text, const std::string& field) {
   if (text == "auto") return ZeroBased::kAuto;

@@ -37,12 +37,14 @@ FeatureFormat feature_format_of(const std::string& path);
 // its largest index (check_features_fit treats them differently).
 // A stream (input_stream.h) is read as it arrives, or whole for .npz; one
 // that yields no row is an error ("no rows"), while an empty regular file
-// gives an empty matrix, as it always has.
+// gives an empty matrix, as it always has. `base`, when non-null, receives
+// the base svmlight indices were read with (SvmlightData::base; kAuto for
+// other formats).
 CsrMatrix read_features(const std::string& path, ZeroBased zero_based, RawLabels* labels,
-                        FeatureFormat* format = nullptr);
+                        FeatureFormat* format = nullptr, ZeroBased* base = nullptr);
 // The same from a stream already opened (and perhaps peeked at).
 CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
-                        FeatureFormat* format = nullptr);
+                        FeatureFormat* format = nullptr, ZeroBased* base = nullptr);
 
 // Features and labels of one split. Labels come from spec.labels when given
 // (also overriding an svmlight file's own), else from the svmlight file.
@@ -51,6 +53,7 @@ struct LabeledData {
   CsrMatrix features;
   RawLabels labels;
   FeatureFormat format = FeatureFormat::kNpz;
+  ZeroBased base = ZeroBased::kAuto;  // svmlight: the base read (SvmlightData::base)
 };
 LabeledData load_labeled(const DataSpec& spec);
 
@@ -78,6 +81,15 @@ struct TrainingData {
   // Text data: the vectorizer fitted on the training documents (the model
   // keeps it, so that predict reads text the same way); null otherwise.
   std::shared_ptr<const Vectorizer> vectorizer;
+  // svmlight splits: the index base they were read with (LabeledData::base),
+  // one for both where valid's is "auto": train's where it held an index 0 or
+  // was given, else zero-based when valid holds an index 0 (train's columns
+  // then move up by one), as scikit-learn's load_svmlight_files decides for
+  // several files; valid alone could decide otherwise and shift every column
+  // by one. kAuto: no svmlight index read. The model records them (its
+  // config's zero_based), and predict's "auto" follows train's.
+  ZeroBased zero_based = ZeroBased::kAuto;
+  ZeroBased valid_zero_based = ZeroBased::kAuto;
 };
 // Text splits ("text" in the config) are read by read_text_corpus and
 // turned into features by the vectorizer fitted on the training documents
@@ -96,6 +108,20 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
 // columns, quoting, decode_error) in `format`, vectorised by the model's
 // vectorizer. One row per document: a fastText line's first label is its
 // label, and lines without labels are kept (the result then has no labels).
+// The base `model`'s training svmlight was read with (model.config's
+// train.zero_based, TrainingData::zero_based): kTrue or kFalse, or kAuto
+// where unknown (other formats, models saved before it was recorded).
+ZeroBased trained_zero_based(const Model& model);
+
+// Rows of svmlight `x` read from `source` with "auto" (as base `read`),
+// brought to the base `model` trained with, as its two files read together
+// would be: a file without index 0 is read zero-based after a zero-based
+// training file (its columns move up by one). A file holding an index 0
+// after a one-based training file is an error that says which option to
+// give (FileError). A no-op where either base is unknown.
+void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
+                           const std::string& source);
+
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
                                 int threads);
 

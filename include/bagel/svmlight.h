@@ -28,7 +28,14 @@ ZeroBased parse_zero_based(const std::string& text, const std::string& field);
 struct SvmlightData {
   CsrMatrix features;
   RawLabels labels;  // numeric; labels.lines holds each row's line number
+  // The base the indices were read with: kTrue or kFalse as given, or as
+  // "auto" decided it; kAuto where "auto" met no index (either base reads
+  // the file alike).
+  ZeroBased base = ZeroBased::kAuto;
 };
+
+// "true" or "false" for kTrue or kFalse, "auto" for kAuto (the config's words).
+std::string to_string(ZeroBased base);
 
 // Memory-maps `path` and parses it, in parallel chunks when the file is large
 // (OpenMP threads). Errors are FileErrors naming the file and the line.

@@ -158,8 +158,10 @@ void check_options(const InspectOptions& o) {
 void run_explain(const Model& model, const std::vector<std::string>& names,
                  const InspectOptions& o) {
   FeatureFormat format = FeatureFormat::kSvmlight;
-  const CsrMatrix x =
-      read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), nullptr, &format);
+  ZeroBased read_base = ZeroBased::kAuto;
+  const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
+  CsrMatrix x = read_features(o.input, zero_based, nullptr, &format, &read_base);
+  if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
   check_features_fit(model, x, input_name(o.input),
                      format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
   const ExplainOrder order =
@@ -209,7 +211,7 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   cmd->add_option("-i,--input", o.input, "With --explain: features, .npz (scipy CSR) or svmlight")
       ->check(input_path());
   cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)");
-  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")
+  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
   cmd->add_flag("--versus-runner-up", o.versus_runner_up,

@@ -372,7 +372,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "its labels, a file with none is predicted line by line)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
-  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto, true or false")
+  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
   cmd->add_option("--layer", o.layer,
@@ -407,6 +407,7 @@ int run_predict(const PredictOptions& o) {
   CsrMatrix x;
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
+  ZeroBased read_base = ZeroBased::kAuto;  // svmlight read whole: the base "auto" took
   if (reads_text(model, o)) {
     const std::optional<TextFormat> asked = parse_text_format(o.text_format, "--text-format");
     LabeledData d = load_text_for_model(
@@ -424,13 +425,14 @@ int run_predict(const PredictOptions& o) {
     if (format == FeatureFormat::kSvmlight && zero_based != ZeroBased::kAuto)
       rows = std::make_unique<SvmlightStream>(*stream, zero_based);
     else
-      x = read_features(*stream, zero_based, &in_file, &format);
+      x = read_features(*stream, zero_based, &in_file, &format, &read_base);
   } else if (feature_format_of(o.input) == FeatureFormat::kNpz &&
              NpzRowChunks::is_compressed(o.input)) {
     chunks = std::make_unique<NpzRowChunks>(o.input);
   } else {
-    x = read_features(o.input, zero_based, &in_file, &format);
+    x = read_features(o.input, zero_based, &in_file, &format, &read_base);
   }
+  if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
   // Streamed rows bring their own labels: whether they are all classes of
   // the model is known only at the end (checked after predicting).
   std::optional<std::vector<std::int32_t>> y;

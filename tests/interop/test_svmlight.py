@@ -15,6 +15,7 @@ that load_svmlight_file reads back to the original matrix.
 Run by ctest with BAGEL (the executable) and BAGEL_ROOT (the repository) set.
 """
 
+import json
 import os
 import subprocess
 import tempfile
@@ -286,3 +287,95 @@ class SvmlightInterop(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SvmlightBaseAcrossFiles(unittest.TestCase):
+    """The train, valid and predict files of one model are read with one
+    index base, as load_svmlight_files reads several files: with "auto", a
+    valid file that happens to hold no index 0 after a zero-based training
+    file is zero-based too (read alone it would be one-based, every column
+    shifted by one); the model records the base, and predict's "auto" reads
+    with it."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+        rng = np.random.default_rng(0)
+        x = scipy.sparse.random(300, 12, density=0.3, format="csr", random_state=1,
+                                data_rvs=lambda n: rng.integers(1, 4, n).astype(float))
+        self.y = (x[:, 0].toarray().ravel() + x[:, 1].toarray().ravel() > 2).astype(int)
+        self.x = x
+        # Valid rows without column 0 (the training rows have it).
+        v = x[200:].tolil()
+        v[:, 0] = 0
+        self.v = v.tocsr()
+        self.v.eliminate_zeros()
+        assert x[:200, 0].nnz > 0
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def train(self, name, train_base, valid_base, train_zero_based=True, valid_zero_based=True):
+        tr, va = self.path(name + "-tr.svm"), self.path(name + "-va.svm")
+        dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=train_zero_based)
+        dump_svmlight_file(self.v, self.y[200:], va, zero_based=valid_zero_based)
+        cfg = {"train": {"features": tr, "zero_based": train_base},
+               "valid": {"features": va, "zero_based": valid_base},
+               "output": self.path(name),
+               "optimizer": {"epochs": 3, "learning_rate": 0.1, "threads": 1}}
+        cfg_path = self.path(name + ".json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.path(name), "model.json")) as f:
+            model = json.load(f)
+        weight = np.load(os.path.join(self.path(name), "weight.npy"))
+        return model, weight, va
+
+    def test_valid_and_predict_follow_the_zero_based_training_file(self):
+        auto, w_auto, va = self.train("auto", "auto", "auto")
+        given, w_given, _ = self.train("given", "true", "true")
+        np.testing.assert_array_equal(w_auto, w_given)
+        self.assertEqual(auto["training"]["valid_metrics"], given["training"]["valid_metrics"])
+        self.assertEqual(auto["config"]["train"]["zero_based"], "true")
+        self.assertEqual(auto["config"]["valid"]["zero_based"], "true")
+        outputs = {}
+        for name, extra in (("auto", []), ("true", ["--zero-based", "true"])):
+            out = self.path("pred-%s.csv" % name)
+            result = run_bagel("predict", "-m", self.path("auto"), "-i", va, "-o", out,
+                               "--proba", "--quiet", *extra)
+            self.assertEqual(result.returncode, 0, result.stderr)
+            with open(out) as f:
+                outputs[name] = f.read()
+        self.assertEqual(outputs["auto"], outputs["true"])
+
+    def test_a_valid_file_with_index_0_makes_a_one_based_training_file_zero_based(self):
+        # The training file written one-based (no index 0), the valid file
+        # zero-based with index 0: both zero-based, as
+        # load_svmlight_files([train, valid]) reads them.
+        self.v = self.x[200:]
+        self.assertGreater(self.v[:, 0].nnz, 0)
+        joint, w_joint, va = self.train("joint", "auto", "auto", False, True)
+        given, w_given, _ = self.train("given", "true", "true", False, True)
+        np.testing.assert_array_equal(w_joint, w_given)
+        self.assertEqual(joint["config"]["train"]["zero_based"], "true")
+        sk_train, _, _, _ = sklearn.datasets.load_svmlight_files([self.path("joint-tr.svm"), va])
+        self.assertEqual(w_joint.shape[0], sk_train.shape[1])
+
+    def test_a_file_with_index_0_after_a_one_based_model_is_refused(self):
+        model, _, _ = self.train("one", "auto", "false", False, False)
+        self.assertEqual(model["config"]["train"]["zero_based"], "false")
+        zero = self.path("zero.svm")
+        dump_svmlight_file(self.x[200:], self.y[200:], zero, zero_based=True)
+        result = run_bagel("predict", "-m", self.path("one"), "-i", zero, "--quiet")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(zero + ": holds an index 0, but the model was trained on one-based svmlight",
+                      result.stderr)
+        self.assertIn("--zero-based", result.stderr)
+        result = run_bagel("predict", "-m", self.path("one"), "-i", zero, "--zero-based", "true",
+                           "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
