@@ -181,14 +181,20 @@ void check_can_create(const fs::path& target) {
                                          " is not writable (" + std::strerror(errno) + ")");
 }
 
+void write_file(const fs::path& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw FileError(path.string(), "cannot open for writing");
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  out.flush();
+  if (!out) throw FileError(path.string(), "write failed (disk full?)");
+}
+
 void write_file_atomic(const fs::path& path, const std::string& contents) {
   AtomicPath tmp(path);
-  {
-    std::ofstream out(tmp.temp(), std::ios::binary);
-    if (!out) throw FileError(path.string(), "cannot open for writing");
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) throw FileError(path.string(), "write failed (disk full?)");
+  try {
+    write_file(tmp.temp(), contents);
+  } catch (const FileError& e) {
+    throw FileError(path.string(), e.message());
   }
   tmp.commit();
 }

@@ -96,5 +96,7 @@ void check_can_create(const std::filesystem::path& target);
 
 // Writes `contents` to `path` atomically; throws FileError on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
+// The same in place (a temporary of AtomicOutputs, say).
+void write_file(const std::filesystem::path& path, const std::string& contents);
 
 }  // namespace bagel

@@ -5,6 +5,7 @@
 #include "bagel/bench.h"
 #include "bagel/error.h"
 #include "bagel/override_error.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace bagel::cli {
@@ -45,14 +46,30 @@ int run_bench(const BenchOptions& o) {
       rethrow_config_error(e, "", overrides);  // names the --set that caused it
     }
   }
+  // The outputs checked before the timings, which take minutes.
+  const std::filesystem::path dir(config.output);
+  const std::string output_option = o.output.empty() ? "output" : "-o";
+  if (!config.output.empty()) {
+    check_output_folder(config.output, output_option);
+    const bool given = !o.input.empty();
+    check_distinct_paths(
+        {{output_option, (dir / "bench.csv").string()}, {output_option, (dir / "bench.json").string()}},
+        {{"--config", o.config},
+         {given ? "--input" : "input.features", config.input ? config.input->features : ""},
+         {given ? "--labels" : "input.labels", config.input ? config.input->labels : ""}});
+  }
   Progress progress(Progress::detect(o.quiet), std::cerr);
   const std::vector<BenchCase> cases = bagel::run_bench(config, progress);
   std::cout << bench_table(cases) << std::flush;
   if (!config.output.empty()) {
+    NewFolders folders(config.output);
     std::filesystem::create_directories(config.output);
-    const std::filesystem::path dir(config.output);
-    write_file_atomic(dir / "bench.csv", bench_csv(cases));
-    write_file_atomic(dir / "bench.json", bench_json(cases, config).dump(2) + "\n");
+    AtomicOutputs outputs;
+    outputs.write(dir / "bench.csv", [&](const std::string& to) { write_file(to, bench_csv(cases)); });
+    outputs.write(dir / "bench.json",
+                  [&](const std::string& to) { write_file(to, bench_json(cases, config).dump(2) + "\n"); });
+    outputs.commit();
+    folders.keep();
     progress.message("wrote " + (dir / "bench.csv").string() + " and bench.json");
   }
   return 0;

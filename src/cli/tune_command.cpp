@@ -46,6 +46,23 @@ nlohmann::json tuned_config(const TrainConfig& config, const TuneTrial& trial) {
   return doc;
 }
 
+// The files a config reads: the written config must replace none of them.
+std::vector<NamedPath> config_inputs(const TrainConfig& config, const std::string& config_path) {
+  std::vector<NamedPath> inputs = {{"--config", config_path}};
+  const auto add = [&](const std::string& split, const DataSpec& d) {
+    inputs.push_back({split + ".features", d.features});
+    inputs.push_back({split + ".labels", d.labels});
+    inputs.push_back({split + ".sample_weights", d.sample_weights});
+    if (d.text) {
+      inputs.push_back({split + ".text", d.text->path});
+      inputs.push_back({split + ".text labels", d.text->labels_path});
+    }
+  };
+  add("train", config.train);
+  if (config.valid) add("valid", *config.valid);
+  return inputs;
+}
+
 }  // namespace
 
 CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
@@ -75,6 +92,7 @@ int run_tune(const TuneOptions& o) {
     throw UsageError("tune", "the config starts from a model (\"init\"), and the trials start "
                              "from zeros: tune without \"init\", then add it to the config written");
   check_json_writable(config.resolved, o.config);  // the tuned config is written at the end
+  check_distinct_paths({{"-o", out}}, config_inputs(config, o.config));
   Progress progress(Progress::detect(o.quiet), std::cerr);
   TrainingData data = load_training_data(config);
   Dataset train, valid;
@@ -104,7 +122,10 @@ int run_tune(const TuneOptions& o) {
     }
     std::cout << trial_row(r.trials[i], i == r.best) << "\n";
   }
+  NewFolders folders(out);
+  create_parent_folder(out);
   write_file_atomic(out, tuned_config(config, best).dump(2) + "\n");
+  folders.keep();
   char buf[300];
   std::snprintf(buf, sizeof buf,
                 "%zu trials in %.1fs%s; best: %s, learning_rate %.6g, l2 %g, %d epochs (valid "

@@ -276,6 +276,43 @@ class TrainCommandLine(unittest.TestCase):
         self.assertEqual(meta["training"]["learning_rate"], best["optimizer"]["learning_rate"])
         self.assertNotIn("rate_calibration", meta["training"])  # the rate is set: no search
 
+    def test_tune_refuses_to_write_over_its_inputs_and_makes_the_output_folder(self):
+        # The tuned config is written after the whole search: over the
+        # labels or the config it would have destroyed the run's own input.
+        import shutil
+        labels = self.dir / "train.labels"
+        shutil.copy(self.data / "train.labels", labels)
+        c = self.config()
+        c["train"]["labels"] = str(labels)
+        cfg = self.write_config(c)
+        before = (labels.read_bytes(), Path(cfg).read_bytes())
+        for target, named in ((labels, "train.labels"), (Path(cfg), "--config")):
+            proc = run_bagel("tune", "--config", cfg, "--budget", "2", "-o", str(target), "--quiet")
+            self.assertEqual(proc.returncode, 2, proc.stderr)
+            self.assertIn("is the same file as " + named, proc.stderr)
+        self.assertEqual((labels.read_bytes(), Path(cfg).read_bytes()), before)
+        tuned = self.dir / "new" / "folder" / "tuned.json"
+        proc = run_bagel("tune", "--config", cfg, "--budget", "2", "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIsInstance(json.loads(tuned.read_text())["optimizer"]["learning_rate"], float)
+
+    def test_bench_checks_its_output_before_timing_and_keeps_its_inputs(self):
+        notes = self.dir / "notes.txt"
+        notes.write_text("hi\n")
+        proc = run_bagel("bench", "-i", str(self.data / "train.npz"), "-o", str(notes), "--quiet")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("is a file, expected a folder", proc.stderr)
+        self.assertEqual(proc.stdout, "")  # no timings were run
+        import shutil
+        out = self.dir / "bench-out"
+        out.mkdir()
+        shutil.copy(self.data / "train.labels", out / "bench.json")
+        proc = run_bagel("bench", "-i", str(self.data / "train.npz"), "-l", str(out / "bench.json"),
+                         "-o", str(out), "--set", "repetitions=1", "--quiet")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("is the same file as --labels", proc.stderr)
+        self.assertEqual((out / "bench.json").read_bytes(), (self.data / "train.labels").read_bytes())
+
     def test_tune_tries_both_multiclass_heads_and_writes_the_best_ones(self):
         multi = REPO / "data" / "fortunes-multi"
         c = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
