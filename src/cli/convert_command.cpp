@@ -24,7 +24,8 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
                   "if missing)")
       ->required();
   cmd->add_option("--labels", o.labels, "Labels for the rows (text or .npy); svmlight output needs them "
-                                        "unless the input is svmlight");
+                                        "unless the input is svmlight")
+      ->check(input_path());
   cmd->add_option("--labels-out", o.labels_out, "Also write the labels, one per line");
   cmd->add_option("--zero-based", o.zero_based, "svmlight input indices: auto, true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
@@ -46,6 +47,8 @@ int run_convert(const ConvertOptions& o) {
     throw FileError(input_name(o.labels.empty() ? o.input : o.labels),
                     "has " + std::to_string(labels.size()) + " labels for " +
                         std::to_string(x.rows()) + " rows");
+  if (!o.labels_out.empty() && labels.size() == 0 && x.rows() > 0)
+    throw UsageError("--labels-out", "there are no labels to write: an .npz holds none; pass --labels FILE");
   create_parent_folder(o.output);
   // Both files to temporaries, renamed together (AtomicOutputs).
   AtomicOutputs outputs;
@@ -70,7 +73,7 @@ int run_convert(const ConvertOptions& o) {
     std::string text;
     for (const std::string& name : labels.names) text += name + "\n";
     create_parent_folder(o.labels_out);
-    outputs.write(o.labels_out, [&](const std::string& temp) { write_file_atomic(temp, text); });
+    outputs.write(o.labels_out, [&](const std::string& temp) { write_file(temp, text); });
   }
   outputs.commit();
   return 0;

@@ -1,6 +1,10 @@
+#include <cmath>
+#include <filesystem>
 #include <iostream>
 
 #include "bagel/atomic_file.h"
+#include "bagel/error.h"
+#include "bagel/labels.h"
 #include "bagel/npz.h"
 #include "bagel/synthetic.h"
 #include "cli_paths.h"
@@ -17,16 +21,28 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
   cmd->add_option("--features", o.features, "Vocabulary size")->capture_default_str()->check(CLI::Range(1L, 2000000000L));
   cmd->add_option("--nnz-per-row", o.nnz_per_row, "Mean distinct features per row")->capture_default_str();
   cmd->add_option("--zipf", o.zipf_exponent, "Zipf exponent of token frequencies")->capture_default_str();
-  cmd->add_option("--classes", o.classes, "Number of classes")->capture_default_str()->check(CLI::Range(2, 100000));
+  // As many as training takes (kMaxClasses): the labels are drawn from
+  // rows x classes scores held at once.
+  cmd->add_option("--classes", o.classes, "Number of classes")
+      ->capture_default_str()
+      ->check(CLI::Range(2, static_cast<int>(kMaxClasses)));
   cmd->add_option("--seed", o.seed, "Seed")->capture_default_str();
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz");
   return cmd;
 }
 
 int run_generate(const GenerateOptions& o) {
+  // CLI11 takes nan and inf for a double.
+  if (!(std::isfinite(o.nnz_per_row) && o.nnz_per_row > 0))
+    throw UsageError("--nnz-per-row", "expected a number > 0, found " + number_name(o.nnz_per_row));
+  if (!(std::isfinite(o.zipf_exponent) && o.zipf_exponent >= 0))
+    throw UsageError("--zipf", "expected a number >= 0, found " + number_name(o.zipf_exponent));
   check_output_file(o.output, "output");
   check_output_file(o.labels_out, "--labels-out");
   check_distinct_paths({{"output", o.output}, {"--labels-out", o.labels_out}}, {});
+  if (std::filesystem::path(o.output).extension() != ".npz")
+    throw UsageError("output " + o.output, "generate writes a scipy CSR .npz: name it *.npz (bagel "
+                                           "convert turns it into svmlight)");
   SyntheticSpec spec;
   spec.rows = static_cast<Index>(o.rows);
   spec.features = static_cast<Index>(o.features);
@@ -43,7 +59,7 @@ int run_generate(const GenerateOptions& o) {
   // Both files to temporaries, renamed together (AtomicOutputs).
   AtomicOutputs outputs;
   outputs.write(o.output, [&](const std::string& temp) { write_npz_csr(temp, d.x, o.compressed); });
-  outputs.write(o.labels_out, [&](const std::string& temp) { write_file_atomic(temp, text); });
+  outputs.write(o.labels_out, [&](const std::string& temp) { write_file(temp, text); });
   outputs.commit();
   return 0;
 }

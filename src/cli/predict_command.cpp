@@ -474,7 +474,7 @@ int run_predict(const PredictOptions& o) {
     metrics_folders.emplace(o.metrics);
     create_parent_folder(o.metrics);
     const std::string json = metrics_to_json(*metrics, model.classes).dump(2) + "\n";
-    metrics_file.write(o.metrics, [&](const std::string& temp) { write_file_atomic(temp, json); });
+    metrics_file.write(o.metrics, [&](const std::string& temp) { write_file(temp, json); });
   }
   {
     const DeferSignals defer;

@@ -70,7 +70,7 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines,
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
   create_parent_folder(path);
-  outputs.write(path, [&](const std::string& temp) { write_file_atomic(temp, text); });
+  outputs.write(path, [&](const std::string& temp) { write_file(temp, text); });
 }
 
 // The reader names its settings as the config does (tsv_text_column); here
@@ -128,7 +128,7 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
     create_parent_folder((folder / "vectorizer.json").string());
     const std::string settings = fitted.to_json().dump(2) + "\n";
     outputs.write(folder / "vectorizer.json",
-                  [&](const std::string& temp) { write_file_atomic(temp, settings); });
+                  [&](const std::string& temp) { write_file(temp, settings); });
     outputs.write(folder / "vocabulary.txt",
                   [&](const std::string& temp) { fitted.write_vocabulary(temp); });
   }

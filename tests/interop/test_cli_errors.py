@@ -66,6 +66,33 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(run_bagel("vectorize", "-i", missing, "-o", self.dir / "v.npz"), 2,
                           "vectorize: ", "--input", str(missing))
 
+    def test_a_missing_labels_file_is_a_usage_error_in_every_command(self):
+        missing = self.dir / "nope.labels"
+        train = self.dir / "train.npz"
+        self.assert_error(run_bagel("convert", train, self.dir / "c.svm", "--labels", missing), 2,
+                          "convert: --labels", str(missing))
+        self.assert_error(run_bagel("bench", "-i", train, "-l", missing), 2,
+                          "bench: --labels", str(missing))
+        self.assertFalse((self.dir / "c.svm").exists())
+
+    def test_labels_out_without_labels_is_a_usage_error(self):
+        out, labels = self.dir / "no-labels.npz", self.dir / "no-labels.labels"
+        self.assert_error(run_bagel("convert", self.dir / "train.npz", out, "--labels-out", labels), 2,
+                          "--labels-out: there are no labels to write", "--labels FILE")
+        self.assertFalse(out.exists() or labels.exists())
+
+    def test_generate_refuses_sizes_it_cannot_make(self):
+        out, labels = self.dir / "gen.npz", self.dir / "gen.labels"
+        for args, fragment in ((["--nnz-per-row", "nan"], "--nnz-per-row: expected a number > 0, found nan"),
+                               (["--nnz-per-row", "0"], "--nnz-per-row: expected a number > 0, found 0"),
+                               (["--zipf", "-1"], "--zipf: expected a number >= 0, found -1"),
+                               (["--classes", "10001"], "--classes: Value 10001 not in range 2 to 10000")):
+            self.assert_error(run_bagel("generate", out, "--labels-out", labels, "--rows", "5", *args),
+                              2, fragment)
+        self.assert_error(run_bagel("generate", self.dir / "gen.svm", "--labels-out", labels), 2,
+                          "generate writes a scipy CSR .npz")
+        self.assertFalse(out.exists() or labels.exists() or (self.dir / "gen.svm").exists())
+
     def test_a_missing_model_config_or_vectorizer_folder_is_a_usage_error(self):
         missing = self.dir / "nowhere"
         text = self.dir / "docs.txt"
