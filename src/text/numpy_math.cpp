@@ -125,6 +125,11 @@ bool cpu_has_avx512_skx() {
 // log x = e*ln2 + T[r] + t + t^2*P(t), with -log(r) from a 16-entry table
 // (the exponent raised by one when r < 0.75). Every step is one rounding,
 // in this order, so the result is the same bits.
+// GCC 12's AVX-512 headers start their masked intrinsics from an
+// _mm512_undefined value, which -Wuninitialized reports once inlined here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 __attribute__((target("avx512f,avx512dq,avx512vl"))) double svml_log(double x) {
   alignas(64) static constexpr double kTable[16] = {
       0x0.0p+0,                -0x1.f0a30c01162a6p-5,  -0x1.e27076e2af2e6p-4,  -0x1.5ff3070a793d4p-3,
@@ -156,6 +161,7 @@ __attribute__((target("avx512f,avx512dq,avx512vl"))) double svml_log(double x) {
   const __m512d result = _mm512_fmadd_round_pd(_mm512_set1_pd(0x1.62e42fefa39efp-1), e, s, kRn);
   return _mm512_cvtsd_f64(result);
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 
