@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -194,7 +195,7 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
       ->required()
       ->check(existing_folder());
   cmd->add_option("--top", o.top, "Features shown each way per class, or contributions per row")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()))
       ->capture_default_str();
   cmd->add_option("--vocabulary", o.vocabulary,
                   "Feature names: one term a line, line i naming column i (default: the model's "

@@ -38,7 +38,8 @@ std::string unescape_term(std::string_view line, const std::string& source, std:
       throw FileError(source,
                       "byte " + std::to_string(i + 1) +
                           ": a backslash must start \\n, \\r or \\\\ (a term's line feed, carriage "
-                          "return or backslash); write a backslash in a term as \\\\",
+                          "return or backslash), or be the \\e of an empty term alone on its line; "
+                          "write a backslash in a term as \\\\",
                       number);
     term += next == 'n' ? '\n' : next == 'r' ? '\r' : '\\';
     ++i;

@@ -75,6 +75,11 @@ class ErrorLines(unittest.TestCase):
                           "bench: --labels", str(missing))
         self.assertFalse((self.dir / "c.svm").exists())
 
+    def test_a_negative_top_names_the_range(self):
+        self.assert_error(run_bagel("inspect", "-m", self.model, "--top", "-1"), 2,
+                          exact="inspect: --top: Value -1 not in range 0 to 2147483647 "
+                                "(see bagel inspect --help)")
+
     def test_labels_out_without_labels_is_a_usage_error(self):
         out, labels = self.dir / "no-labels.npz", self.dir / "no-labels.labels"
         self.assert_error(run_bagel("convert", self.dir / "train.npz", out, "--labels-out", labels), 2,
