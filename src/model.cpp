@@ -43,6 +43,18 @@ Model Model::zeros(std::vector<std::string> classes, bool numeric_classes, Index
 
 namespace {
 
+// numpy's number types, for the classes a BagelClassifier was fitted on.
+bool is_numeric_class_type(const std::string& type) {
+  static constexpr const char* kTypes[] = {"int8",   "int16",  "int32",   "int64",   "uint8",
+                                           "uint16", "uint32", "uint64",  "float16", "float32",
+                                           "float64"};
+  return std::find(std::begin(kTypes), std::end(kTypes), type) != std::end(kTypes);
+}
+
+}  // namespace
+
+namespace {
+
 // What this process may use: the physical memory, or less where a cgroup
 // (a container's limit) or an address-space limit (ulimit -v) says so.
 double usable_memory() {
@@ -221,9 +233,11 @@ Model read_model(const ModelFolder& folder) {
   }
   if (m.classes.size() < 2) throw FileError(src, "classes: expected at least 2");
   if (!m.class_type.empty() && m.class_type != "bytes" &&
-      (m.class_type != "bool" || m.classes != std::vector<std::string>{"False", "True"}))
+      (m.class_type != "bool" || m.classes != std::vector<std::string>{"False", "True"}) &&
+      !(m.numeric_classes && is_numeric_class_type(m.class_type)))
     throw FileError(src, "class_type is \"" + m.class_type + "\", expected \"bytes\", \"bool\" with "
-                         "the classes [\"False\", \"True\"], or no class_type");
+                         "the classes [\"False\", \"True\"], a numpy number type (int8 ... uint64, "
+                         "float16 ... float64) with numeric classes, or no class_type");
   check_class_count(m.classes.size(), src);
   if (m.num_outputs != num_outputs_for(m.num_classes()))
     throw FileError(src, "num_outputs is " + std::to_string(m.num_outputs) + ", expected " +

@@ -32,9 +32,11 @@ struct Model {
   std::vector<std::string> classes;
   bool numeric_classes = false;
   // "bool" where the classes are Python's False and True (named so), "bytes"
-  // where they are Python bytes (named by their UTF-8 text): a
-  // BagelClassifier fitted on such labels sets it, and load gives them back
-  // as they were; "" for every other model. model.json's "class_type".
+  // where they are Python bytes (named by their UTF-8 text), a numpy number
+  // type ("int8", "uint64", "float32", ...) where numeric classes were not
+  // of the type their names give back (int64 for integers, else float64):
+  // a BagelClassifier fitted on such labels sets it, and load gives them
+  // back as they were; "" for every other model. model.json's "class_type".
   std::string class_type;
   Index num_features = 0;
   int num_outputs = 0;

@@ -206,6 +206,28 @@ def test_boolean_labels_round_trip_as_bools(tmp_path):
     assert bagel.load(tmp_path / "s").classes_.dtype.kind == "U"
 
 
+@pytest.mark.parametrize("classes", [np.array([-3, 5], dtype=np.int8),
+                                     np.array([7, 2**64 - 1], dtype=np.uint64),
+                                     np.array([-1.0, 3.0], dtype=np.float32),
+                                     np.array([1, 2], dtype=np.int64),
+                                     np.array([0.0, 2.0], dtype=np.float64)])
+def test_numeric_classes_keep_their_numpy_type_through_save_and_load(tmp_path, classes):
+    x = np.eye(6)
+    y = np.tile(classes, 3)
+    clf = bagel.BagelClassifier().fit(x, y)
+    clf.save(tmp_path / "m")
+    saved = json.loads((tmp_path / "m" / "model.json").read_text())
+    # int64 is what the names of integers give back: no type recorded
+    # (float64 classes here are whole numbers, named as integers).
+    assert saved.get("class_type") == (None if classes.dtype == np.int64 else classes.dtype.name)
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.classes_.dtype == classes.dtype
+    np.testing.assert_array_equal(loaded.classes_, clf.classes_)
+    assert loaded.predict(x).dtype == classes.dtype
+    np.testing.assert_array_equal(loaded.predict(x), clf.predict(x))
+    assert loaded.score(x, y) == clf.score(x, y)
+
+
 def test_string_classes_that_read_as_numbers_score_from_the_cli(tmp_path):
     # Fitted in Python on the strings "01" and "1" (two classes; bagel train
     # on such a file reads them as the number 1). bagel predict --labels and

@@ -96,8 +96,9 @@ def _name_value(name: str):
 
 def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarray:
     """classes_ of a model read from disk: numbers where bagel found numbers
-    (integers as integers, exactly), bools or bytes where it was fitted on
-    those (model.json's class_type), strings otherwise."""
+    (integers as integers, exactly), bools, bytes or numbers of another numpy
+    type where it was fitted on those (model.json's class_type), strings
+    otherwise."""
     if class_type == "bool":
         return np.array([n == "True" for n in names])
     if class_type == "bytes":
@@ -105,6 +106,8 @@ def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarra
     if not numeric:
         return np.array(names)
     values = [_name_value(n) for n in names]
+    if class_type:  # a numpy number type: the classes' own
+        return np.array(values, dtype=class_type)
     if not all(isinstance(v, int) for v in values):
         return np.array(values, dtype=np.float64)
     try:
@@ -302,6 +305,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
         if classes.dtype.kind in "bS":  # saved, so that load gives bools or bytes back
             model.class_type = "bool" if classes.dtype.kind == "b" else "bytes"
+        elif numeric and classes.dtype != _classes_from_names(names, True).dtype:
+            model.class_type = classes.dtype.name  # int8, uint64, float32, ... as fitted
         return model
 
     def _eval_split(self, eval_set, classes):
