@@ -396,7 +396,14 @@ TEST(ModelSaveLoad, ABoolClassTypeRoundTripsAndAnyOtherIsRefused) {
   EXPECT_EQ(load_model((dir.path() / "bool").string()).class_type, "bool");
   EXPECT_EQ(load_model(saved_model_with_json(dir, [](nlohmann::json j) { return j.dump(); }).string())
                 .class_type, "");
-  for (const char* type : {"\"str\"", "\"bool\""}) {  // "bool" needs the classes False, True
+  // A numpy number type, with numeric classes.
+  Model numbers = random_model({"-3", "5"}, 4, 2);
+  numbers.numeric_classes = true;
+  numbers.class_type = "int8";
+  save_model(numbers, (dir.path() / "int8").string());
+  EXPECT_EQ(load_model((dir.path() / "int8").string()).class_type, "int8");
+  // "bool" needs the classes False, True; a number type, numeric classes.
+  for (const char* type : {"\"str\"", "\"bool\"", "\"int8\"", "\"int128\""}) {
     TempDir other;
     const fs::path bad = saved_model_with_json(other, [&](nlohmann::json j) {
       j["class_type"] = nlohmann::json::parse(type);
