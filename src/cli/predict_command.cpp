@@ -410,12 +410,17 @@ int run_predict(const PredictOptions& o) {
   ZeroBased read_base = ZeroBased::kAuto;  // svmlight read whole: the base "auto" took
   if (reads_text(model, o)) {
     const std::optional<TextFormat> asked = parse_text_format(o.text_format, "--text-format");
-    LabeledData d = load_text_for_model(
-        model, o.input,
-        // A file without label marks is read as a stream is: fastText
-        // lines, those without a label kept (predicting needs none).
-        asked ? *asked : detect_text_format(o.input, !o.labels.empty(), TextFormat::fasttext),
-        resolve_threads(o.threads));
+    // A file without label marks is read as a stream is: fastText lines,
+    // those without a label kept (predicting needs none).
+    const TextFormat text_format =
+        asked ? *asked : detect_text_format(o.input, !o.labels.empty(), TextFormat::fasttext);
+    // A tab on the first line makes it TSV, whose label column is then not
+    // text: said, since plain lines may hold tabs too.
+    if (!asked && text_format == TextFormat::tsv && !o.quiet)
+      std::cerr << "note: " << input_name(o.input) << " is read as TSV (its first line has a tab): "
+                << "labels and text in the columns of the model's training TSV; --text-format lines "
+                   "reads each line whole as one document\n";
+    LabeledData d = load_text_for_model(model, o.input, text_format, resolve_threads(o.threads));
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored

@@ -348,6 +348,22 @@ class TextErrors(unittest.TestCase):
                               stdin=(self.dir / "docs.txt").read_text())
         self.assertEqual(from_pipe.stdout, from_file.stdout)
 
+    def test_predict_says_when_a_tab_made_text_tsv(self):
+        config = self.dir / "c-tsv.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m-tsv",
+                                      "optimizer": {"epochs": 3}}))
+        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        tabbed = self.dir / "tabbed.txt"
+        tabbed.write_text("first\tdocument here\nsecond\tdocument there\n")
+        proc = run_bagel("predict", "-m", self.dir / "m-tsv", "-i", tabbed)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("note: " + str(tabbed) + " is read as TSV (its first line has a tab)", proc.stderr)
+        self.assertIn("--text-format lines", proc.stderr)
+        lines = run_bagel("predict", "-m", self.dir / "m-tsv", "-i", tabbed, "--text-format", "lines")
+        self.assertEqual(lines.returncode, 0, lines.stderr)
+        self.assertNotIn("note:", lines.stderr)
+        self.assertEqual(len(lines.stdout.splitlines()), 2)
+
     def test_a_vectorizer_out_that_is_a_file_is_refused_before_any_work(self):
         (self.dir / "afile").write_text("")
         out = self.dir / "left.npz"
