@@ -89,6 +89,12 @@ bool create_claim(const fs::path& lock) {
 fs::path ModelDirClaim::lock_path(const fs::path& dir) {
   fs::path folder = fs::absolute(dir).lexically_normal();
   if (!folder.has_filename()) folder = folder.parent_path();
+  // Beside the folder the links lead to (the model is written through them,
+  // atomic_file.h), so that two runs naming one folder by two paths see
+  // one claim.
+  std::error_code ec;
+  const fs::path resolved = fs::weakly_canonical(folder, ec);
+  if (!ec && resolved.has_filename()) folder = resolved;
   folder += ".bagel-lock";
   return folder;
 }

@@ -550,6 +550,26 @@ TEST(ModelCommit, ASecondWriterFailsCleanlyWhileTheFolderIsClaimed) {
   EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m"}));
 }
 
+TEST(ModelCommit, AClaimHoldsForEveryPathToTheFolder) {
+  // Written through a symbolic link, the model lands in the folder the link
+  // names: a run claiming it by its own path must block a run by the link.
+  TempDir dir;
+  const fs::path model = dir.path() / "real" / "m";
+  save_model(versioned_model(1), model.string());
+  const fs::path link = dir.path() / "alias";
+  fs::create_directory_symlink(model, link);
+  EXPECT_EQ(ModelDirClaim::lock_path(link), ModelDirClaim::lock_path(model));
+  std::ofstream(ModelDirClaim::lock_path(model)) << ::getppid() << "\n";
+  const std::string msg = file_error_of([&] { save_model(versioned_model(2), link.string()); });
+  EXPECT_TRUE(contains(msg, "another bagel run")) << msg;
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 1);
+  fs::remove(ModelDirClaim::lock_path(model));
+  save_model(versioned_model(3), link.string());
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(load_model(model.string()).training.at("version"), 3);
+  EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"alias", "real"}));
+}
+
 // /proc/PID/stat's start time of a live process.
 unsigned long long start_ticks(long pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
