@@ -9,6 +9,7 @@ import scipy.sparse as sp
 from sklearn.metrics import accuracy_score, log_loss
 
 import bagel
+from bagel._data import csr_arrays
 
 
 def as_float32_csr(x):
@@ -136,6 +137,32 @@ def test_float32_int32_csr_is_read_in_place(multi, monkeypatch):
     with pytest.raises(TypeError):
         real_fit("{}", (indptr, indices.astype(np.int64), data, cols, seen[0][4]), None,
                  ["a", "b"], False, None, None, False)
+
+
+def _strided(a: np.ndarray) -> np.ndarray:
+    """The same values as a view of every other element of a larger buffer."""
+    buffer = np.zeros(2 * a.size, a.dtype)
+    buffer[::2] = a
+    return buffer[::2]
+
+
+def test_strided_float32_int32_csr_arrays_are_made_contiguous_once(multi):
+    """scipy takes strided views as CSR arrays; the core reads contiguous ones
+    only, so each strided array is copied once, and every method gives what
+    the contiguous matrix gives."""
+    x, y = multi["train"]
+    x = as_float32_csr(x)
+    strided = sp.csr_matrix((_strided(x.data), _strided(x.indices), _strided(x.indptr)),
+                            shape=x.shape)
+    assert not any(a.flags.c_contiguous for a in (strided.data, strided.indices, strided.indptr))
+    a = bagel.BagelClassifier(epochs=2, threads=1).fit(x, y, eval_set=(x, y))
+    b = bagel.BagelClassifier(epochs=2, threads=1).fit(strided, y, eval_set=(strided, y))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    for method in ("predict", "predict_proba", "decision_function"):
+        np.testing.assert_array_equal(getattr(a, method)(x), getattr(a, method)(strided))
+    assert a.score(strided, y) == a.score(x, y)
+    indptr, indices, data, _ = csr_arrays(strided)
+    assert all(v.flags.c_contiguous for v in (indptr, indices, data))
 
 
 def test_other_dtypes_convert_once_and_train_the_same_model(multi):

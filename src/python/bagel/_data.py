@@ -1,10 +1,12 @@
 """What scikit-learn accepts as X, as the three CSR arrays bagel reads in place.
 
 bagel's core reads float32 values and int32 column indices and row pointers
-(scipy's own dtypes for matrices under 2^31 non-zeros). A CSR matrix that
-already has them is handed over as is: the core works on the caller's
-buffers, and `bagel._core` refuses any other dtype rather than copy behind
-the caller's back. Everything else is converted here, once, by numpy.
+(scipy's own dtypes for matrices under 2^31 non-zeros), each contiguous. A
+CSR matrix that already has them is handed over as is: the core works on the
+caller's buffers, and `bagel._core` refuses any other dtype or layout rather
+than copy behind the caller's back. Everything else (another dtype, or a
+strided view such as `buffer[::2]`, which scipy accepts as CSR data) is
+converted here, once, by numpy.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ _CSR_TYPES = tuple(t for t in (getattr(sp, "csr_matrix", None), getattr(sp, "csr
 
 def _as_index(a: np.ndarray, what: str) -> np.ndarray:
     if a.dtype == INDEX:
-        return a
+        return np.ascontiguousarray(a)  # the array itself when already contiguous
     if a.size and int(a.max()) > _INDEX_LIMIT:
         raise ValueError(f"X: {what} exceed 2^31 - 1, the most bagel supports "
                          f"(rows, columns and non-zeros must each stay below 2^31)")
@@ -31,7 +33,8 @@ def _as_index(a: np.ndarray, what: str) -> np.ndarray:
 def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     """(indptr, indices, data, n_columns) of X: a CSR matrix (or array)
     whose data scikit-learn's check_array has already made float32, or a dense
-    2-d array. The caller's buffers are returned where their dtypes allow."""
+    2-d array. The caller's buffers are returned where their dtypes and layout
+    allow."""
     if not sp.issparse(X):
         X = sp.csr_matrix(X)
     nnz = int(X.indptr[-1])
@@ -43,7 +46,7 @@ def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
         original, data = data, data.astype(VALUE)
         if original.dtype.kind == "f":  # integers and bools are within float32's range
             _check_within_float32(data, original, indptr, indices)
-    return indptr, indices, data, int(X.shape[1])
+    return indptr, indices, np.ascontiguousarray(data), int(X.shape[1])
 
 
 def _check_within_float32(converted: np.ndarray, original: np.ndarray, indptr, indices) -> None:
