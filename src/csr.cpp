@@ -108,7 +108,7 @@ void CsrMatrix::widen(Index cols) {
   cols_ = cols;
 }
 
-void CsrMatrix::validate(const std::string& source) const {
+void CsrMatrix::validate(const std::string& source, std::int64_t first_row) const {
   if (rows_ < 0 || cols_ < 0) throw FileError(source, "shape: negative dimension");
   if (indptr_.size() != static_cast<std::size_t>(rows_) + 1)
     throw FileError(source, "indptr: length " + std::to_string(indptr_.size()) +
@@ -120,7 +120,7 @@ void CsrMatrix::validate(const std::string& source) const {
     throw FileError(source, "indptr[0] is " + std::to_string(indptr_[0]) + ", expected 0");
   for (Index r = 0; r < rows_; ++r) {
     if (indptr_[r + 1] < indptr_[r])
-      throw FileError(source, "indptr decreases at row " + std::to_string(r) + " (" +
+      throw FileError(source, "indptr decreases at row " + std::to_string(first_row + r) + " (" +
                                   std::to_string(indptr_[r]) + " -> " +
                                   std::to_string(indptr_[r + 1]) + ")");
   }
@@ -132,10 +132,10 @@ void CsrMatrix::validate(const std::string& source) const {
       const Index j = indices_[p];
       if (j < 0 || j >= cols_)
         throw FileError(source, "indices: column " + std::to_string(j) + " in row " +
-                                    std::to_string(r) + " is out of range [0, " +
+                                    std::to_string(first_row + r) + " is out of range [0, " +
                                     std::to_string(cols_) + ")");
       if (!std::isfinite(data_[p]))
-        throw FileError(source, "data: non-finite value in row " + std::to_string(r) +
+        throw FileError(source, "data: non-finite value in row " + std::to_string(first_row + r) +
                                     ", column " + std::to_string(j));
     }
   }

@@ -258,6 +258,33 @@ TEST_F(NpzTest, NanDataIsRejected) {
   EXPECT_TRUE(contains(msg, "non-finite")) << msg;
 }
 
+TEST_F(NpzTest, RowChunksNameTheRowInTheFileAsTheWholeReaderDoes) {
+  // A compressed file is predicted in chunks; the bad entry is in row 4, the
+  // third chunk of two rows: the error names row 4, as read_npz_csr does.
+  const std::vector<Index> indptr = {0, 1, 2, 3, 4, 5};
+  const std::vector<Index> indices = {0, 1, 2, 0, 1};
+  const std::vector<float> data = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f};
+  std::vector<Index> out_of_range = indices;
+  out_of_range.back() = 3;
+  std::vector<float> non_finite = data;
+  non_finite.back() = INFINITY;
+  const auto check = [&](const CsrMatrix& bad, const std::string& expected) {
+    const std::string file = path("bad.npz");
+    write_npz_csr(file, bad, true);
+    ASSERT_TRUE(NpzRowChunks::is_compressed(file));
+    const std::string msg = error_of([&] {
+      NpzRowChunks chunks(file);
+      while (chunks.next(2)) {
+      }
+    });
+    EXPECT_EQ(msg, file + expected);
+    EXPECT_EQ(msg, error_of([&] { read_npz_csr(file); }));
+  };
+  check(CsrMatrix(5, 3, indptr, out_of_range, data),
+        ": indices: column 3 in row 4 is out of range [0, 3)");
+  check(CsrMatrix(5, 3, indptr, indices, non_finite), ": data: non-finite value in row 4, column 1");
+}
+
 TEST_F(NpzTest, TruncatedFileIsRejected) {
   for (const char* name : {"csr_int64_compressed.npz", "csr_float32_stored.npz"}) {
     std::ifstream in(fixture(name), std::ios::binary);

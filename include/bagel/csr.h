@@ -111,8 +111,9 @@ class CsrMatrix {
   // Checks the CSR invariants once, at the boundary: indptr[0] == 0,
   // non-decreasing, indptr[rows] == nnz, 0 <= index < cols, finite values.
   // Unsorted or repeated indices inside a row are valid (scipy allows them).
-  // Throws FileError naming `source` and the offending array.
-  void validate(const std::string& source) const;
+  // Throws FileError naming `source`, the offending array and the row,
+  // counted from `first_row`: a chunk of a larger file names the row there.
+  void validate(const std::string& source, std::int64_t first_row = 0) const;
 
   // Rows that repeat an index get it once, its values summed (canonical_row);
   // returns how many entries that removed. A matrix that repeats none stays
