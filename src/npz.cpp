@@ -432,6 +432,23 @@ CsrArrays load_arrays(zip_t* za, const MappedFile& file) {
   return out;
 }
 
+// How many entries of indices and data the rows use: indptr[rows]. scipy
+// may keep spare room after the last non-zero (len(data) > indptr[-1]), and
+// load_npz accepts it and uses the first indptr[-1] entries; so does bagel,
+// without looking at the rest. A count the file cannot hold (more than it
+// stores, or negative) keeps every entry, for validate() to name.
+std::int64_t entries_in_use(std::span<const Index> indptr, std::int64_t stored) {
+  const bool spare = !indptr.empty() && indptr.back() >= 0 && indptr.back() < stored;
+  return spare ? indptr.back() : stored;
+}
+
+// The header of an array's first `count` elements: for converting only those.
+NpyHeader first_entries(const NpyHeader& h, std::int64_t count) {
+  NpyHeader first = h;
+  first.shape = {count};
+  return first;
+}
+
 // Borrows what already is in the working dtype from the mapping; converts
 // the rest once.
 CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& path) {
@@ -457,21 +474,26 @@ CsrMatrix assemble(Index rows, Index cols, CsrArrays arrays, const std::string& 
     indptr_own = npy_to_int32(indptr.header, indptr.payload(), path, "indptr", release_of(indptr));
     done_with(indptr);
   }
+  const std::int64_t used =
+      entries_in_use(indptr_view.value_or(std::span<const Index>(indptr_own)),
+                     indices.header.count());
   if (!indices_view) {
-    indices_own =
-        npy_to_int32(indices.header, indices.payload(), path, "indices", release_of(indices));
+    indices_own = npy_to_int32(first_entries(indices.header, used), indices.payload(), path,
+                               "indices", release_of(indices));
     done_with(indices);
   }
   if (!data_view) {
-    data_own = npy_to_float32(data.header, data.payload(), path, "data", release_of(data));
+    data_own = npy_to_float32(first_entries(data.header, used), data.payload(), path, "data",
+                              release_of(data));
     done_with(data);
   }
   if (!indptr_view && !indices_view && !data_view)
     return CsrMatrix(rows, cols, std::move(indptr_own), std::move(indices_own),
                      std::move(data_own));
+  const auto first = [used](auto view) { return view.first(static_cast<std::size_t>(used)); };
   return CsrMatrix(rows, cols, indptr_view.value_or(std::span<const Index>{}),
-                   indices_view.value_or(std::span<const Index>{}),
-                   data_view.value_or(std::span<const float>{}), std::move(indptr_own),
+                   indices_view ? first(*indices_view) : std::span<const Index>{},
+                   data_view ? first(*data_view) : std::span<const float>{}, std::move(indptr_own),
                    std::move(indices_own), std::move(data_own), std::move(arrays.mapping));
 }
 
@@ -504,6 +526,7 @@ class MemberStream {
 
   // The next `count` elements as the .npy dtype's bytes.
   std::vector<std::byte> read(std::int64_t count) {
+    read_elements_ += count;
     const std::size_t bytes = static_cast<std::size_t>(count) * header_.item_size;
     std::vector<std::byte> out(bytes);
     const std::size_t from_pending = std::min(bytes, pending_.size() - pending_used_);
@@ -515,8 +538,12 @@ class MemberStream {
     return out;
   }
 
-  // After the last element: reading on reaches the end and the CRC check.
+  // After the last row: the entries past indptr[rows] (spare room, which
+  // is not used) are read and dropped, so that reading on reaches the end
+  // and the CRC check.
   void finish() {
+    while (read_elements_ < header_.count())
+      read(std::min(header_.count() - read_elements_, kChunkNonZeros));
     std::byte spare;
     if (pending_used_ != pending_.size() || read_into(&spare, 1) != 0)
       fail("longer than its array");
@@ -524,11 +551,7 @@ class MemberStream {
 
   // The header of `count` elements of this array's dtype: for converting
   // what read(count) returned.
-  NpyHeader stretch_header(std::int64_t count) const {
-    NpyHeader h = header_;
-    h.shape = {count};
-    return h;
-  }
+  NpyHeader stretch_header(std::int64_t count) const { return first_entries(header_, count); }
 
  private:
   std::size_t read_into(std::byte* dst, std::size_t size) {
@@ -552,6 +575,7 @@ class MemberStream {
   NpyHeader header_;
   std::vector<std::byte> pending_;
   std::size_t pending_used_ = 0;
+  std::int64_t read_elements_ = 0;
 };
 
 void check_indptr(std::span<const Index> indptr, std::int64_t nnz, const std::string& path) {
@@ -560,7 +584,8 @@ void check_indptr(std::span<const Index> indptr, std::int64_t nnz, const std::st
   for (std::size_t r = 0; r + 1 < indptr.size(); ++r)
     if (indptr[r + 1] < indptr[r])
       throw FileError(path, "indptr decreases at row " + std::to_string(r));
-  if (indptr.back() != nnz)
+  // Fewer is spare room after the last non-zero (entries_in_use).
+  if (indptr.back() > nnz)
     throw FileError(path, "indptr[rows] is " + std::to_string(indptr.back()) + ", expected nnz = " +
                               std::to_string(nnz));
 }

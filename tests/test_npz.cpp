@@ -211,6 +211,59 @@ TEST_F(NpzTest, DataMadeInPiecesOnSeveralThreadsIsTheArrayWrittenWhole) {
   expect_same(CsrMatrix(rows, cols, indptr, indices, data), read_npz_csr(path("pieces.npz")));
 }
 
+TEST_F(NpzTest, SpareRoomAfterTheLastNonZeroIsUnusedAsInScipy) {
+  // scipy may keep indices and data longer than indptr[-1]; load_npz uses
+  // the first indptr[-1] entries. The spare ones here (column 99, NaN) would
+  // be refused if they were read. Every reader: mapped in place (stored
+  // float32), converted (float64), inflated, from a stream, in row chunks.
+  const std::vector<Index> indptr = {0, 2, 2, 3};
+  const std::vector<Index> indices = {4, 0, 2, 99, 1};
+  const std::vector<float> f4 = {1.5f, -2.0f, 3.0f, NAN, 7.0f};
+  const std::vector<double> f8(f4.begin(), f4.end());
+  const CsrMatrix expected(3, 5, {0, 2, 2, 3}, {4, 0, 2}, {1.5f, -2.0f, 3.0f});
+  const std::string file = path("spare.npz");
+  for (const bool compressed : {false, true}) {
+    for (const bool doubles : {false, true}) {
+      SCOPED_TRACE(std::string(compressed ? "compressed" : "stored") + (doubles ? " <f8" : " <f4"));
+      const auto bytes = doubles ? std::as_bytes(std::span<const double>(f8))
+                                 : std::as_bytes(std::span<const float>(f4));
+      write_npz_csr_arrays(file, 3, 5, indptr, indices, doubles ? "<f8" : "<f4", bytes,
+                           compressed);
+      expect_same(expected, read_npz_csr(file));
+      std::ifstream in(file, std::ios::binary);
+      const std::vector<char> raw((std::istreambuf_iterator<char>(in)), {});
+      const auto streamed = std::as_bytes(std::span<const char>(raw));
+      expect_same(expected, read_npz_csr(std::make_unique<MappedFile>(
+                                std::vector<std::byte>(streamed.begin(), streamed.end()), file)));
+      NpzRowChunks chunks(file);
+      std::vector<Index> chunk_indptr = {0}, chunk_indices;
+      std::vector<float> chunk_data;
+      while (const auto chunk = chunks.next(2)) {
+        for (Index r = 0; r < chunk->rows(); ++r) {
+          const RowView row = chunk->row(r);
+          chunk_indices.insert(chunk_indices.end(), row.indices.begin(), row.indices.end());
+          chunk_data.insert(chunk_data.end(), row.values.begin(), row.values.end());
+          chunk_indptr.push_back(static_cast<Index>(chunk_indices.size()));
+        }
+      }
+      expect_same(expected, CsrMatrix(3, 5, chunk_indptr, chunk_indices, chunk_data));
+    }
+  }
+}
+
+TEST_F(NpzTest, IndptrBeyondTheStoredEntriesIsRejected) {
+  // The other way round is no spare room: the rows need more than is there.
+  const std::string file = path("short.npz");
+  const std::vector<float> data = {1.0f, 2.0f};
+  for (const bool compressed : {false, true}) {
+    write_npz_csr_arrays(file, 2, 3, std::vector<Index>{0, 1, 3}, std::vector<Index>{0, 1},
+                         "<f4", std::as_bytes(std::span<const float>(data)), compressed);
+    EXPECT_EQ(error_of([&] { read_npz_csr(file); }), file + ": indptr[rows] is 3, expected nnz = 2");
+    EXPECT_EQ(error_of([&] { NpzRowChunks chunks(file); }),
+              file + ": indptr[rows] is 3, expected nnz = 2");
+  }
+}
+
 TEST_F(NpzTest, EmptyMatricesRoundTrip) {
   for (const bool compressed : {false, true}) {
     const CsrMatrix empty(4, 3, {0, 0, 0, 0, 0}, {}, {});

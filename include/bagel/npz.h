@@ -24,6 +24,8 @@ namespace bagel {
 // would read every page), but validate() still checks the CSR invariants.
 // Note that scipy's own stored files are rarely aligned (zip headers shift
 // the payload), so they are copied; files from write_npz_csr are aligned.
+// Entries of indices and data past indptr[rows] (spare room scipy may
+// leave) are not used, as in scipy.sparse.load_npz.
 // Errors name the file and the key. A stream ("-", a pipe: input_stream.h)
 // is read whole into memory first, since a zip is read from its end.
 CsrMatrix read_npz_csr(const std::string& path);

@@ -138,6 +138,25 @@ class NpzInterop(unittest.TestCase):
         y = sp.load_npz(self.path("out.npz"))
         np.testing.assert_array_equal(y.toarray(), x.toarray().astype(np.float32))
 
+    def test_spare_room_after_the_last_nonzero_is_unused_as_in_scipy(self):
+        # data and indices longer than indptr[-1]: load_npz uses the first
+        # indptr[-1] entries, and so does bagel.
+        x = random_csr(np.random.RandomState(6), 20, 15, 0.3, np.float32)
+        spare = x.copy()
+        spare.data = np.r_[x.data, [9, 9]].astype(np.float32)
+        spare.indices = np.r_[x.indices, [0, 0]].astype(np.int32)
+        for compressed in (True, False):
+            with self.subTest(compressed=compressed):
+                src = self.path("spare.npz")
+                sp.save_npz(src, spare, compressed=compressed)
+                self.assertEqual((sp.load_npz(src) != x).nnz, 0)
+                run = self.convert(src, self.path("out.npz"))
+                self.assertEqual(run.returncode, 0, run.stderr)
+                y = sp.load_npz(self.path("out.npz"))
+                np.testing.assert_array_equal(y.indptr, x.indptr)
+                np.testing.assert_array_equal(y.indices, x.indices)
+                np.testing.assert_array_equal(y.data, x.data)
+
     def test_large_matrix_spanning_many_conversion_chunks(self):
         x = random_csr(np.random.RandomState(2), 3000, 20000, 0.005, np.int64)
         self.assertGreater(x.nnz, 200000)
