@@ -46,16 +46,7 @@ struct Where {
   }
 };
 
-std::string shape_repr(const std::vector<std::int64_t>& shape) {
-  // Python's tuple repr: (), (5,), (2, 3)
-  std::string out = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += std::to_string(shape[i]);
-  }
-  if (shape.size() == 1) out += ",";
-  return out + ")";
-}
+using detail::shape_repr;
 
 template <class T>
 std::string number_text(T value) {
@@ -209,9 +200,19 @@ struct DTypeInfo {
   std::size_t item_size;
 };
 
-DTypeInfo parse_descr(const std::string& descr, const Where& where) {
+// The dtypes a caller takes, for the message that refuses another one.
+std::string accepted_dtypes(NpyKinds kinds) {
+  const std::string numbers = "bool, int8..int64, uint8..uint64, float32";
+  return kinds == NpyKinds::kNumbers ? numbers + " or float64"
+                                     : numbers + ", float64, unicode or bytes";
+}
+
+DTypeInfo parse_descr(const std::string& descr, NpyKinds kinds, const Where& where) {
   const auto unsupported = [&](const std::string& why) {
     where.fail("dtype '" + detail::printable(descr) + "' " + why);
+  };
+  const auto not_read = [&] {
+    unsupported("is not a dtype bagel reads (expected " + accepted_dtypes(kinds) + ")");
   };
   std::size_t pos = 0;
   const char order = descr.empty() ? '\0' : descr[0];
@@ -223,10 +224,7 @@ DTypeInfo parse_descr(const std::string& descr, const Where& where) {
 
   std::size_t width = 0;
   const auto [ptr, ec] = std::from_chars(descr.data() + pos, descr.data() + descr.size(), width);
-  if (ec != std::errc() || ptr != descr.data() + descr.size())
-    unsupported(
-        "is not a dtype bagel reads (expected bool, int8..64, uint8..64, float32/64, "
-        "unicode or bytes)");
+  if (ec != std::errc() || ptr != descr.data() + descr.size()) not_read();
 
   if ((kind == 'U' || kind == 'S') && width == 0)
     unsupported("has zero-width items, which hold nothing (numpy stores empty strings as '<U1')");
@@ -258,7 +256,7 @@ DTypeInfo parse_descr(const std::string& descr, const Where& where) {
       else if (width == 8)
         info.dtype = DType::kFloat64;
       else
-        unsupported("is not supported (expected float32 '<f4' or float64 '<f8')");
+        not_read();  // float16, float128
       break;
     case 'U':
       info.dtype = DType::kUnicode;
@@ -270,9 +268,7 @@ DTypeInfo parse_descr(const std::string& descr, const Where& where) {
       unit = 1;
       break;
     default:
-      unsupported(
-          "is not a dtype bagel reads (expected bool, int8..64, uint8..64, float32/64, "
-          "unicode or bytes)");
+      not_read();  // complex, datetime, ...
   }
   if (order == '>' && unit > 1)
     unsupported(
@@ -534,6 +530,20 @@ std::string printable(std::string_view text) {
 
 }  // namespace detail
 
+namespace detail {
+
+std::string shape_repr(const std::vector<std::int64_t>& shape) {
+  std::string out = "(";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  if (shape.size() == 1) out += ",";
+  return out + ")";
+}
+
+}  // namespace detail
+
 std::int64_t NpyHeader::count() const {
   std::int64_t n = 1;
   for (const std::int64_t dim : shape) n *= dim;
@@ -541,7 +551,7 @@ std::int64_t NpyHeader::count() const {
 }
 
 NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& source,
-                           const std::string& key) {
+                           const std::string& key, NpyKinds kinds) {
   const Where where{source, key};
   const auto byte_at = [&](std::size_t i) { return std::to_integer<std::uint32_t>(bytes[i]); };
   if (bytes.size() < kPreludeSize || std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) != 0)
@@ -571,7 +581,7 @@ NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& 
 
   NpyHeader h;
   h.descr = *dict.descr;
-  const DTypeInfo info = parse_descr(h.descr, where);
+  const DTypeInfo info = parse_descr(h.descr, kinds, where);
   h.dtype = info.dtype;
   h.item_size = info.item_size;
   h.fortran_order = *dict.fortran_order;
@@ -585,8 +595,8 @@ NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& 
 }
 
 NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
-                           const std::string& key) {
-  NpyHeader h = parse_npy_prefix(bytes, source, key);
+                           const std::string& key, NpyKinds kinds) {
+  NpyHeader h = parse_npy_prefix(bytes, source, key, kinds);
   check_exact_payload(h, bytes.subspan(h.data_offset), Where{source, key});
   return h;
 }

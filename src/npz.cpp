@@ -74,6 +74,10 @@ std::string libzip_message(int code) {
 // cannot do, and every handle shares the one mapping.
 ZipHandle open_zip(const MappedFile& file, int flags) {
   const std::string& path = file.path();
+  // libzip would open no bytes as an archive without members.
+  if (file.bytes().empty())
+    throw FileError(path, "empty file (0 bytes), not a zip archive; an .npz from "
+                          "scipy.sparse.save_npz is a zip");
   zip_error_t error;
   zip_error_init(&error);
   const std::span<const std::byte> bytes = file.bytes();
@@ -257,6 +261,12 @@ Member locate(zip_t* za, const std::string& path, const std::string& key,
   return m;
 }
 
+// The dtypes a member may have: format holds scipy's b'csr', every other
+// array numbers.
+NpyKinds kinds_of(const std::string& key) {
+  return key == "format" ? NpyKinds::kNumbersAndStrings : NpyKinds::kNumbers;
+}
+
 // Reads up to `size` bytes of the member; fewer only at its end.
 std::size_t read_some(zip_file_t* file, std::byte* dst, zip_uint64_t size,
                       const std::function<void(const std::string&)>& fail) {
@@ -285,7 +295,7 @@ void inflate(zip_t* za, Member& m, const std::string& path,
   std::size_t done = read_some(file.get(), m.inflated.data(), m.inflated.size(), fail);
   if (done != m.inflated.size())
     fail("truncated: " + std::to_string(done) + " of " + std::to_string(m.size) + " bytes");
-  const NpyHeader header = parse_npy_prefix(m.inflated, path, m.key);
+  const NpyHeader header = parse_npy_prefix(m.inflated, path, m.key, kinds_of(m.key));
   const std::uint64_t needed = header.data_offset + header.payload_size();
   if (needed != m.size)
     throw FileError(path, m.key + ": the zip entry holds " + std::to_string(m.size) +
@@ -308,7 +318,7 @@ void inflate(zip_t* za, Member& m, const std::string& path,
 }
 
 void parse_member(Member& m, const std::string& path) {
-  m.header = parse_npy_header(m.npy, path, m.key);
+  m.header = parse_npy_header(m.npy, path, m.key, kinds_of(m.key));
 }
 
 // Finds the member's bytes inside the mapping; used for STORED members.
@@ -346,8 +356,8 @@ std::array<Index, 2> read_shape(zip_t* za, const MappedFile& file) {
   parse_member(m, path);
   const std::vector<std::int64_t> shape = npy_to_int64(m.header, m.payload(), path, m.key);
   if (m.header.shape.size() != 1 || shape.size() != 2)
-    throw FileError(
-        path, "shape: expected 2 integers (rows, columns), found " + std::to_string(shape.size()));
+    throw FileError(path, "shape: expected 2 integers (rows, columns), found an array of shape " +
+                              detail::shape_repr(m.header.shape));
   std::array<Index, 2> out{};
   const char* names[] = {"rows", "columns"};
   for (int i = 0; i < 2; ++i) {
@@ -510,7 +520,7 @@ class MemberStream {
     if (!stream_) fail(zip_strerror(za_.get()));
     std::vector<std::byte> head(std::min<zip_uint64_t>(member_.size, kNpyMaxPrefixBytes));
     if (read_into(head.data(), head.size()) != head.size()) fail("truncated");
-    header_ = parse_npy_prefix(head, path_, key);
+    header_ = parse_npy_prefix(head, path_, key, kinds_of(key));
     if (header_.shape.size() != 1)
       throw FileError(path_, key + ": expected a 1-d array, found " +
                                  std::to_string(header_.shape.size()) + " dimensions");

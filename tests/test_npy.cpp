@@ -179,6 +179,22 @@ TEST(NpyHeader, RejectsObjectStructuredAndUnknownDtypes) {
       "'<f2'");
 }
 
+TEST(NpyHeader, AnUnreadDtypeIsRefusedWithTheDtypesTheReaderTakes) {
+  // float16 and complex alike; strings are listed only where they are read.
+  for (const char* descr : {"<f2", "<c16"}) {
+    const std::string npy = make_npy(std::string("{'descr': '") + descr +
+                                         "', 'fortran_order': False, 'shape': (0,)}",
+                                     "");
+    const std::string dtype = std::string("dtype '") + descr + "' is not a dtype bagel reads ";
+    EXPECT_EQ(error_of([&] { parse_npy_header(as_span(npy), "arr.npy"); }),
+              "arr.npy: " + dtype +
+                  "(expected bool, int8..int64, uint8..uint64, float32, float64, unicode or bytes)");
+    EXPECT_EQ(error_of([&] { parse_npy_header(as_span(npy), "x.npz", "data", NpyKinds::kNumbers); }),
+              "x.npz: data: " + dtype +
+                  "(expected bool, int8..int64, uint8..uint64, float32 or float64)");
+  }
+}
+
 TEST(NpyHeader, RejectsTruncatedPayloadAndHeader) {
   const std::string dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (3,)}";
   expect_header_error(make_npy(dict, std::string(23, '\0')), "truncated");

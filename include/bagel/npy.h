@@ -32,20 +32,27 @@ struct NpyHeader {
   bool is_numeric() const { return dtype != DType::kUnicode && dtype != DType::kBytes; }
 };
 
+// The dtypes a reader goes on to convert an array to: only numbers (the
+// arrays of an .npz), or numbers and strings (labels). A dtype that is
+// neither is refused with the list of those the reader takes.
+enum class NpyKinds { kNumbersAndStrings, kNumbers };
+
 // Parses the magic, version and header dict. `bytes` is the whole .npy.
 // Rejects big-endian, Fortran order, object, structured and zero-width
 // dtypes, a header longer than 64 KiB, and a payload whose size is not
 // exactly what the shape implies (shorter: truncated; longer: trailing
 // bytes the header does not account for).
 NpyHeader parse_npy_header(std::span<const std::byte> bytes, const std::string& source,
-                           const std::string& key = {});
+                           const std::string& key = {},
+                           NpyKinds kinds = NpyKinds::kNumbersAndStrings);
 
 // The same checks on the header alone: `bytes` holds at least the header
 // (the payload may be missing or partial). Lets a reader learn the size an
 // array needs before reading or inflating it; kNpyMaxPrefixBytes always
 // cover a header bagel accepts.
 NpyHeader parse_npy_prefix(std::span<const std::byte> bytes, const std::string& source,
-                           const std::string& key = {});
+                           const std::string& key = {},
+                           NpyKinds kinds = NpyKinds::kNumbersAndStrings);
 inline constexpr std::size_t kNpyMaxPrefixBytes = 12 + (std::size_t{1} << 16);
 
 // Converts a numeric payload (the bytes after the header, any alignment) to
@@ -112,6 +119,8 @@ namespace detail {
 // Text read from a binary file, safe to put in an error message: bytes other
 // than printable ASCII are shown as \xNN.
 std::string printable(std::string_view text);
+// A shape as Python writes a tuple: (), (5,), (2, 3).
+std::string shape_repr(const std::vector<std::int64_t>& shape);
 }  // namespace detail
 
 }  // namespace bagel

@@ -235,6 +235,30 @@ class NpzInterop(unittest.TestCase):
             f.write("1 3:1 5:2\n")
         self.assert_fails(src, "zip")
 
+    def test_empty_file_is_named_as_such(self):
+        src = self.path("empty.npz")
+        open(src, "wb").close()
+        self.assert_fails(src, f"{src}: empty file (0 bytes), not a zip archive")
+
+    def test_shape_of_another_form_is_described(self):
+        x = sp.csr_matrix(np.eye(3))
+        src = self.path("shape.npz")
+        np.savez(src, data=x.data, indices=x.indices, indptr=x.indptr, format=b"csr",
+                 shape=np.array([x.shape]))
+        self.assert_fails(src, f"{src}: shape: expected 2 integers (rows, columns), "
+                               "found an array of shape (1, 2)")
+
+    def test_data_of_an_unread_dtype_lists_the_dtypes_read(self):
+        # Strings are not listed: data must be numbers.
+        x = sp.csr_matrix(np.eye(3))
+        for dtype, descr in ((np.float16, "<f2"), (np.complex128, "<c16")):
+            with self.subTest(dtype=descr):
+                src = self.path("dtype.npz")
+                sp.save_npz(src, x.astype(dtype))
+                self.assert_fails(src, f"{src}: data: dtype '{descr}' is not a dtype bagel reads "
+                                       "(expected bool, int8..int64, uint8..uint64, float32 or "
+                                       "float64)")
+
     def test_index_out_of_range_is_rejected(self):
         x = sp.csr_matrix(np.eye(3))
         x.indices[1] = 3
