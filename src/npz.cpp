@@ -30,6 +30,8 @@ constexpr std::int64_t kMaxIndex = std::numeric_limits<Index>::max();
 // Payloads of members written STORED start on this boundary, so that
 // read_npz_csr can use them in place (any SIMD load width is then aligned).
 constexpr std::uint64_t kPayloadAlign = 64;
+// Zip end of central directory record: 22 fixed bytes, then the comment.
+constexpr std::uint64_t kEndRecordSize = 22;
 // Zip local header: 30 fixed bytes, then the name and the extra fields.
 constexpr std::uint64_t kLocalHeaderSize = 30;
 // The extra field Android's zipalign uses for padding: id, length, then a
@@ -69,32 +71,7 @@ std::string libzip_message(int code) {
   return message;
 }
 
-// Opens the archive from its bytes in memory (a mapped file, or a stream
-// read whole): libzip would otherwise seek in the file itself, which a pipe
-// cannot do, and every handle shares the one mapping.
-ZipHandle open_zip(const MappedFile& file, int flags) {
-  const std::string& path = file.path();
-  // libzip would open no bytes as an archive without members.
-  if (file.bytes().empty())
-    throw FileError(path, "empty file (0 bytes), not a zip archive; an .npz from "
-                          "scipy.sparse.save_npz is a zip");
-  zip_error_t error;
-  zip_error_init(&error);
-  const std::span<const std::byte> bytes = file.bytes();
-  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
-  zip_t* za = source != nullptr ? zip_open_from_source(source, flags, &error) : nullptr;
-  if (za == nullptr) {
-    const std::string message = zip_error_strerror(&error);
-    if (source != nullptr) zip_source_free(source);
-    zip_error_fini(&error);
-    throw FileError(path, "not a readable zip archive (" + message +
-                              "); an .npz from scipy.sparse.save_npz is a zip. Is it truncated?");
-  }
-  zip_error_fini(&error);
-  return ZipHandle(za);  // owns the source from here
-}
-
-// ---- where a STORED member's bytes are ---------------------------------------
+// ---- the archive: its end, opening it, where a STORED member's bytes are ----
 
 // Little-endian reads from the mapped archive, bounds-checked so that a
 // corrupt file is an error, never a crash.
@@ -125,26 +102,70 @@ class ZipBytes {
   const std::string& path_;
 };
 
+// Where the end of central directory record starts: the last one that a
+// comment of at most 64 KiB could separate from the file's end.
+std::optional<std::uint64_t> end_record(const ZipBytes& zip) {
+  constexpr std::uint64_t kMaxComment = 0xFFFF;
+  if (zip.size() < kEndRecordSize) return std::nullopt;
+  const std::uint64_t lowest =
+      zip.size() > kEndRecordSize + kMaxComment ? zip.size() - kEndRecordSize - kMaxComment : 0;
+  for (std::uint64_t end = zip.size() - kEndRecordSize + 1; end-- > lowest;)
+    if (zip.le(end, 4) == 0x06054b50) return end;
+  return std::nullopt;
+}
+
 // Offset of the central directory, from the end record (or its Zip64
 // version, which numpy's zipfile writes for large archives).
 std::uint64_t central_directory_offset(const ZipBytes& zip) {
-  constexpr std::uint64_t kEndSize = 22;
-  constexpr std::uint64_t kMaxComment = 0xFFFF;
-  if (zip.size() < kEndSize) zip.corrupt("too short for an end of central directory record");
-  const std::uint64_t lowest =
-      zip.size() > kEndSize + kMaxComment ? zip.size() - kEndSize - kMaxComment : 0;
-  for (std::uint64_t end = zip.size() - kEndSize + 1; end-- > lowest;) {
-    if (zip.le(end, 4) != 0x06054b50) continue;
-    const std::uint64_t offset = zip.le(end + 16, 4);
-    if (offset != 0xFFFFFFFF) return offset;
-    constexpr std::uint64_t kLocatorSize = 20;
-    if (end < kLocatorSize || zip.le(end - kLocatorSize, 4) != 0x07064b50)
-      zip.corrupt("Zip64 end of central directory locator missing");
-    const std::uint64_t zip64_end = zip.le(end - kLocatorSize + 8, 8);
-    if (zip.le(zip64_end, 4) != 0x06064b50) zip.corrupt("Zip64 end of central directory missing");
-    return zip.le(zip64_end + 48, 8);
+  if (zip.size() < kEndRecordSize) zip.corrupt("too short for an end of central directory record");
+  const std::optional<std::uint64_t> end = end_record(zip);
+  if (!end) zip.corrupt("end of central directory record not found");
+  const std::uint64_t offset = zip.le(*end + 16, 4);
+  if (offset != 0xFFFFFFFF) return offset;
+  constexpr std::uint64_t kLocatorSize = 20;
+  if (*end < kLocatorSize || zip.le(*end - kLocatorSize, 4) != 0x07064b50)
+    zip.corrupt("Zip64 end of central directory locator missing");
+  const std::uint64_t zip64_end = zip.le(*end - kLocatorSize + 8, 8);
+  if (zip.le(zip64_end, 4) != 0x06064b50) zip.corrupt("Zip64 end of central directory missing");
+  return zip.le(zip64_end + 48, 8);
+}
+
+// The archive without what follows its end record and comment: bytes
+// appended to a zip (a stray newline) are ignored, as Python's zipfile, and
+// so np.load and scipy.sparse.load_npz, ignore them; libzip refuses them.
+// Bytes with no end record are all given to libzip, to name what is wrong.
+std::span<const std::byte> archive_bytes(std::span<const std::byte> bytes,
+                                         const std::string& path) {
+  const ZipBytes zip(bytes, path);
+  const std::optional<std::uint64_t> end = end_record(zip);
+  if (!end) return bytes;
+  const std::uint64_t archive_end = *end + kEndRecordSize + zip.le(*end + 20, 2);
+  return archive_end < bytes.size() ? bytes.first(archive_end) : bytes;
+}
+
+// Opens the archive from its bytes in memory (a mapped file, or a stream
+// read whole): libzip would otherwise seek in the file itself, which a pipe
+// cannot do, and every handle shares the one mapping.
+ZipHandle open_zip(const MappedFile& file, int flags) {
+  const std::string& path = file.path();
+  // libzip would open no bytes as an archive without members.
+  if (file.bytes().empty())
+    throw FileError(path, "empty file (0 bytes), not a zip archive; an .npz from "
+                          "scipy.sparse.save_npz is a zip");
+  zip_error_t error;
+  zip_error_init(&error);
+  const std::span<const std::byte> bytes = archive_bytes(file.bytes(), path);
+  zip_source_t* source = zip_source_buffer_create(bytes.data(), bytes.size(), 0, &error);
+  zip_t* za = source != nullptr ? zip_open_from_source(source, flags, &error) : nullptr;
+  if (za == nullptr) {
+    const std::string message = zip_error_strerror(&error);
+    if (source != nullptr) zip_source_free(source);
+    zip_error_fini(&error);
+    throw FileError(path, "not a readable zip archive (" + message +
+                              "); an .npz from scipy.sparse.save_npz is a zip. Is it truncated?");
   }
-  zip.corrupt("end of central directory record not found");
+  zip_error_fini(&error);
+  return ZipHandle(za);  // owns the source from here
 }
 
 // Local header offset of the central directory entry at `pos`, taking the

@@ -240,6 +240,19 @@ class NpzInterop(unittest.TestCase):
         open(src, "wb").close()
         self.assert_fails(src, f"{src}: empty file (0 bytes), not a zip archive")
 
+    def test_bytes_appended_after_the_zip_are_ignored_as_by_numpy(self):
+        x = random_csr(np.random.RandomState(7), 12, 9, 0.3, np.float32)
+        for compressed in (True, False):
+            with self.subTest(compressed=compressed):
+                src = self.path("trailing.npz")
+                sp.save_npz(src, x, compressed=compressed)
+                with open(src, "ab") as f:
+                    f.write(b"\n")
+                self.assertEqual((sp.load_npz(src) != x).nnz, 0)
+                run = self.convert(src, self.path("out.npz"))
+                self.assertEqual(run.returncode, 0, run.stderr)
+                self.assertEqual((sp.load_npz(self.path("out.npz")) != x).nnz, 0)
+
     def test_shape_of_another_form_is_described(self):
         x = sp.csr_matrix(np.eye(3))
         src = self.path("shape.npz")
