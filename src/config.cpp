@@ -336,15 +336,25 @@ int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_feat
   return static_cast<int>(std::clamp<std::int64_t>(std::max(for_rows, for_weights), 5, 20));
 }
 
-int auto_epochs(const CsrMatrix& x, bool averaged) {
+int auto_epochs(const CsrMatrix& x, bool averaged, std::span<const float> weights) {
   std::vector<bool> used(static_cast<std::size_t>(x.cols()), false);
-  std::int64_t used_features = 0;
-  for (const Index j : x.indices()) {
-    if (used[static_cast<std::size_t>(j)]) continue;
-    used[static_cast<std::size_t>(j)] = true;
-    ++used_features;
+  std::int64_t used_features = 0, rows = 0, nonzeros = 0;
+  for (Index r = 0; r < x.rows(); ++r) {
+    if (!weights.empty() && !(weights[static_cast<std::size_t>(r)] > 0)) continue;
+    ++rows;
+    for (const Index j : x.row(r).indices) {
+      ++nonzeros;
+      if (used[static_cast<std::size_t>(j)]) continue;
+      used[static_cast<std::size_t>(j)] = true;
+      ++used_features;
+    }
   }
-  return auto_epochs(x.rows(), x.nonZeros(), used_features, averaged);
+  return auto_epochs(rows, nonzeros, used_features, averaged);
+}
+
+std::int64_t weighted_rows(std::int64_t rows, std::span<const float> weights) {
+  if (weights.empty()) return rows;
+  return std::count_if(weights.begin(), weights.end(), [](float w) { return w > 0; });
 }
 
 void resolve_averaging(OptimizerConfig& c, std::int64_t rows, bool one_loop_thread) {

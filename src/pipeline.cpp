@@ -202,7 +202,7 @@ ResolvedRun resolve_training(const TrainConfig& config, const TrainingData& data
     shape.head = shape.outputs == 1 ? Head::kSigmoid : config.multiclass.value_or(kDefaultMulticlass);
     shape.features = widest_split(data);
   }
-  return resolve_run(config.optimizer, config.layer, data.train.x.rows(), shape);
+  return resolve_run(config.optimizer, config.layer, data.train.x.rows(), data.train.weight, shape);
 }
 
 TrainResult train(const TrainConfig& config, TrainingData data, Progress& progress,

@@ -169,7 +169,12 @@ RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head 
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<Index>(i);
   std::mt19937_64 rng(c.seed ^ 0x9e3779b97f4a7c15ull);
   shuffle_rows(order, rng);
-  order.resize(static_cast<std::size_t>(std::min<std::int64_t>(sample_rows, train.x.rows())));
+  // Rows of weight 0 teach nothing: neither the candidates nor the scale
+  // of the rows that centres them (a copy of the data at 30 times the
+  // counts, weighted 0, had set the rate 27 times too low).
+  if (!train.weight.empty())
+    std::erase_if(order, [&](Index r) { return !(train.weight[static_cast<std::size_t>(r)] > 0); });
+  order.resize(std::min(order.size(), static_cast<std::size_t>(sample_rows)));
   out.sample_rows = static_cast<std::int64_t>(order.size());
   // The splits the candidates are judged on: 80% to train, 20% to judge;
   // on a sample of few rows, every fifth of it judged in turn (the loss of

@@ -146,14 +146,14 @@ ModelShape shape_of(const Model& model) {
 }
 
 ResolvedRun resolve_run(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
-                        const ModelShape& model) {
+                        std::span<const float> weights, const ModelShape& model) {
   ResolvedRun run{c, {}};
   // "auto" averaging asks whether the loop runs on one thread, which the
   // plan decides (a small set trains on one whatever `threads` asks); the
   // plan then depends on the averaging (sparse_sync).
   if (run.optimizer.average_auto) {
     const TrainPlan unaveraged = plan_training(run.optimizer, layer, rows, model);
-    resolve_averaging(run.optimizer, rows, unaveraged.threads == 1);
+    resolve_averaging(run.optimizer, weighted_rows(rows, weights), unaveraged.threads == 1);
   }
   run.plan = plan_training(run.optimizer, layer, rows, model);
   return run;

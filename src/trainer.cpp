@@ -458,7 +458,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
                                  const OptimizerConfig& c, LayerKind layer, Progress& progress) {
   if ((c.learning_rate <= 0 && c.schedule != ScheduleKind::kOptimal) || c.epochs <= 0)
     throw Error("train_fixed_rate: learning_rate and epochs must be set");
-  const TrainPlan plan = resolve_run(c, layer, train_data.x.rows(), shape_of(model)).plan;
+  const TrainPlan plan = resolve_run(c, layer, train_data.x.rows(), train_data.weight, shape_of(model)).plan;
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
@@ -484,7 +484,8 @@ std::string resume_unsupported(const OptimizerConfig& c, LayerKind layer, const 
 TrainingSummary train_model(Model& model, const Dataset& train_data, const Dataset* valid,
                             const OptimizerConfig& config, LayerKind layer, Progress& progress,
                             Checkpointing checkpoints) {
-  const ResolvedRun run = resolve_run(config, layer, train_data.x.rows(), shape_of(model));
+  const ResolvedRun run =
+      resolve_run(config, layer, train_data.x.rows(), train_data.weight, shape_of(model));
   OptimizerConfig c = run.optimizer;
   const TrainPlan& plan = run.plan;
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
@@ -498,7 +499,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     c.learning_rate = resume->learning_rate;
     c.bias_rate = resume->bias_rate;
   }
-  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x, c.average);
+  if (c.epochs <= 0) c.epochs = auto_epochs(train_data.x, c.average, train_data.weight);
   if (c.average && c.average_from > c.epochs)
     throw ConfigError("optimizer.average_from",
                       "is " + std::to_string(c.average_from) + ", past the last epoch (" +

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -122,8 +123,14 @@ struct TrainConfig {
 int auto_epochs(std::int64_t rows, std::int64_t nonzeros, std::int64_t used_features,
                 bool averaged);
 
-// auto_epochs for the rows of x (counts the columns its rows use: one pass).
-int auto_epochs(const CsrMatrix& x, bool averaged);
+// auto_epochs for the rows of x (counts the columns its rows use: one pass);
+// with row `weights`, of the rows whose weight is above 0 (a row of weight 0
+// teaches nothing, however many of them there are).
+int auto_epochs(const CsrMatrix& x, bool averaged, std::span<const float> weights = {});
+
+// Rows of weight above 0 among `rows` with these row `weights` (every row
+// without weights): the rows that count for the "auto" settings.
+std::int64_t weighted_rows(std::int64_t rows, std::span<const float> weights);
 
 inline constexpr int kSmallDataEpochs = 40;
 inline constexpr std::int64_t kAveragedRowUpdates = 100000;

@@ -140,8 +140,9 @@ bool reorder_pays_off(const OptimizerConfig& c, LayerKind layer, int threads);
 // each thread's group also fits kClassesMaxGroupBytes.
 bool splits_classes(const OptimizerConfig& c, LayerKind layer, const ModelShape& model);
 
-// The settings a run trains with ("auto" averaging decided for its rows:
-// resolve_averaging, config.h) and its plan. resolve_run() is the one place
+// The settings a run trains with ("auto" averaging decided for its rows of
+// weight above 0, `weights` the rows' weights or empty: resolve_averaging,
+// config.h) and its plan (for all `rows`: each costs its time). resolve_run() is the one place
 // both are derived: the pipeline asks it whether to number features by
 // frequency, the CLI whether the run can be resumed, the trainer how to
 // train; each gets the same answer.
@@ -150,7 +151,7 @@ struct ResolvedRun {
   TrainPlan plan;
 };
 ResolvedRun resolve_run(const OptimizerConfig& c, LayerKind layer, std::int64_t rows,
-                        const ModelShape& model);
+                        std::span<const float> weights, const ModelShape& model);
 
 // cores: optimizer.threads resolved (0 = usable_cores()). threads: for
 // threads 0, the cores when the classes can be split (one-vs-rest), else

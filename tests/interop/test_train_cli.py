@@ -313,6 +313,38 @@ class TrainCommandLine(unittest.TestCase):
         self.assertIn("is the same file as --labels", proc.stderr)
         self.assertEqual((out / "bench.json").read_bytes(), (self.data / "train.labels").read_bytes())
 
+    def test_rows_of_weight_0_do_not_set_the_auto_settings(self):
+        # A copy of the training rows at 30 times the counts, weighted 0,
+        # teaches nothing: the "auto" rate, epochs and averaging must be
+        # those of the rows that count (the rate had been set 27 times too
+        # low by the copies' scale, the epochs and averaging by their count).
+        import numpy as np
+        import scipy.sparse as sp
+        multi = REPO / "data" / "fortunes-multi"
+        x = sp.load_npz(multi / "train.npz").tocsr().astype(np.float32)
+        labels = (multi / "train.labels").read_text().splitlines()
+        n = x.shape[0]
+        sp.save_npz(self.dir / "padded.npz", sp.vstack([x, x * np.float32(30)]).tocsr())
+        (self.dir / "padded.labels").write_text("\n".join(labels * 2) + "\n")
+        (self.dir / "padded.w").write_text("\n".join(["1"] * n + ["0"] * n) + "\n")
+        plain = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
+                 "optimizer": {"threads": 1}, "output": str(self.dir / "plain")}
+        padded = {"train": {"features": str(self.dir / "padded.npz"),
+                            "labels": str(self.dir / "padded.labels"),
+                            "sample_weights": str(self.dir / "padded.w")},
+                  "optimizer": {"threads": 1}, "output": str(self.dir / "padded")}
+        meta = {}
+        for name, c in (("plain", plain), ("padded", padded)):
+            proc = run_bagel("train", "--config", self.write_config(c, name + ".json"), "--quiet")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            meta[name] = json.loads((self.dir / name / "model.json").read_text())["training"]
+        self.assertEqual(meta["padded"]["epochs"], meta["plain"]["epochs"])
+        self.assertEqual(meta["padded"]["average"], meta["plain"]["average"])
+        calibration = [meta[k]["rate_calibration"] for k in ("plain", "padded")]
+        self.assertLess(abs(calibration[1]["mean_squared_norm"] / calibration[0]["mean_squared_norm"] - 1), 0.2)
+        ratio = meta["padded"]["learning_rate"] / meta["plain"]["learning_rate"]
+        self.assertTrue(0.25 <= ratio <= 4, ratio)
+
     def test_tune_tries_both_multiclass_heads_and_writes_the_best_ones(self):
         multi = REPO / "data" / "fortunes-multi"
         c = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
