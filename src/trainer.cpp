@@ -494,7 +494,10 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
   const TrainingCheckpoint* resume = checkpoints.resume;
   if (resume != nullptr && resume->epoch > 0) {
     if (const std::string why = resume_unsupported(c, layer, plan); !why.empty())
-      throw ConfigError("optimizer", "this run cannot be resumed: " + why);
+      // The stopped run trained resumably; these settings (another thread
+      // count, say) would not go on from its state.
+      throw ConfigError("optimizer", "the stopped run's saved state cannot go on with these settings: " +
+                                         why + "; resume with the stopped run's threads");
     c.epochs = resume->epochs;
     c.learning_rate = resume->learning_rate;
     c.bias_rate = resume->bias_rate;

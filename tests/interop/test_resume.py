@@ -207,6 +207,22 @@ class Resume(unittest.TestCase):
         self.assertIn("this run cannot be resumed: the dense layer's averaged SGD", stderr)
         self.assertFalse((self.dir / "avg.bagel-resume").exists())
 
+    def test_a_thread_count_that_makes_replicas_says_why_it_cannot_go_on(self):
+        # Stopped on one thread (resumable), resumed on 2, where softmax
+        # trains replicas, which cannot go on from that state.
+        config = self.config("two", threads=1)
+        c = json.loads(config.read_text())
+        c["model"] = {"multiclass": "softmax"}
+        config.write_text(json.dumps(c))
+        status, stderr = self.stop_after_epoch(config, 2)
+        self.assertEqual(status, 130, stderr)
+        proc = run_bagel("train", "--config", config, "--resume", "--set", "optimizer.threads=2", "--quiet")
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("the stopped run's saved state cannot go on with these settings: the replicas'",
+                      proc.stderr)
+        self.assertIn("resume with the stopped run's threads", proc.stderr)
+        self.assertTrue((self.dir / "two.bagel-resume").exists())
+
     def test_replicas_say_they_cannot_resume_and_what_can(self):
         # Softmax does not split by class: 2 threads are replicas.
         config = self.config("rep", threads=2)

@@ -313,6 +313,21 @@ class TrainCommandLine(unittest.TestCase):
         self.assertIn("is the same file as --labels", proc.stderr)
         self.assertEqual((out / "bench.json").read_bytes(), (self.data / "train.labels").read_bytes())
 
+    def test_the_summary_names_the_epoch_kept_when_the_epochs_run_out_first(self):
+        multi = REPO / "data" / "fortunes-multi"
+        c = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
+             "valid": {"features": str(multi / "valid.npz"), "labels": str(multi / "valid.labels")},
+             "optimizer": {"epochs": 5, "learning_rate": 0.3, "schedule": "constant", "average": False,
+                           "threads": 1, "patience": 3},
+             "output": str(self.model)}
+        proc = self.train(c)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        meta = json.loads((self.model / "model.json").read_text())["training"]
+        self.assertFalse(meta["stopped_early"])
+        self.assertLess(meta["best_epoch"], meta["epochs_run"])
+        self.assertIn("trained 5 epochs in ", proc.stderr)
+        self.assertIn("; kept epoch %d (the best valid log loss)" % meta["best_epoch"], proc.stderr)
+
     def test_rows_of_weight_0_do_not_set_the_auto_settings(self):
         # A copy of the training rows at 30 times the counts, weighted 0,
         # teaches nothing: the "auto" rate, epochs and averaging must be
