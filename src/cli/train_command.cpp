@@ -57,13 +57,18 @@ TrainResult train_resumably(const TrainOptions& o, const TrainConfig& config,
   } catch (const Interrupted&) {
     if (latest.epoch > 0) {
       save_checkpoint(latest, config.resolved, fingerprint, folder);
-      progress.warn("stopped; epochs 1-" + std::to_string(latest.epoch) + " of " +
-                    std::to_string(latest.epochs) + " are saved in " + folder +
+      const std::string epochs = latest.epoch == 1 ? "epoch 1 of " + std::to_string(latest.epochs) + " is"
+                                                   : "epochs 1-" + std::to_string(latest.epoch) + " of " +
+                                                         std::to_string(latest.epochs) + " are";
+      progress.warn("stopped; " + epochs + " saved in " + folder +
                     ": add --resume to the same command to go on from there");
     } else if (!unsupported.empty()) {
       progress.warn("stopped; this run cannot be resumed: " + unsupported);
     } else if (!resume) {
       progress.warn("stopped before the first epoch ended: nothing to resume");
+    } else {
+      progress.warn("stopped before another epoch ended; the state saved before is kept in " + folder +
+                    ": --resume goes on from it");
     }
     throw;
   }
