@@ -322,6 +322,15 @@ class TextErrors(unittest.TestCase):
 
     assert_error = ErrorLines.assert_error
 
+    def train_text_model(self, name, epochs):
+        """A model folder `name` trained on train.ft."""
+        config = self.dir / (name + ".json")
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": name,
+                                      "optimizer": {"epochs": epochs}}))
+        proc = run_bagel("train", "--config", config, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        return self.dir / name
+
     def test_a_stop_words_file_is_read_from_the_config_files_folder(self):
         (self.dir / "conf").mkdir()
         (self.dir / "lists").mkdir()
@@ -337,10 +346,7 @@ class TextErrors(unittest.TestCase):
         self.assertNotIn("the", terms)
 
     def test_predict_reads_a_file_of_plain_lines_as_it_reads_them_from_a_pipe(self):
-        config = self.dir / "c.json"
-        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m",
-                                      "optimizer": {"epochs": 3}}))
-        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        self.train_text_model("m", 3)
         from_file = run_bagel("predict", "-m", self.dir / "m", "-i", self.dir / "docs.txt", "-q")
         self.assertEqual(from_file.returncode, 0, from_file.stderr)
         self.assertEqual(len(from_file.stdout.splitlines()), 2)
@@ -349,10 +355,7 @@ class TextErrors(unittest.TestCase):
         self.assertEqual(from_pipe.stdout, from_file.stdout)
 
     def test_predict_says_when_a_tab_made_text_tsv(self):
-        config = self.dir / "c-tsv.json"
-        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m-tsv",
-                                      "optimizer": {"epochs": 3}}))
-        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        self.train_text_model("m-tsv", 3)
         tabbed = self.dir / "tabbed.txt"
         tabbed.write_text("first\tdocument here\nsecond\tdocument there\n")
         proc = run_bagel("predict", "-m", self.dir / "m-tsv", "-i", tabbed)
@@ -422,10 +425,7 @@ class TextErrors(unittest.TestCase):
         self.assert_error(proc, 2, "--set valid.features=x.npz", "must be raw text")
 
     def test_an_output_that_cannot_be_created_is_named_once(self):
-        config = self.dir / "c.json"
-        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m",
-                                      "optimizer": {"epochs": 1}}))
-        self.assertEqual(run_bagel("train", "--config", config, "--quiet").returncode, 0)
+        self.train_text_model("m", 1)
         missing_parent = self.dir / "afile"
         missing_parent.write_text("")
         target = missing_parent / "p.csv"

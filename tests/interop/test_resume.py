@@ -44,7 +44,7 @@ class Resume(unittest.TestCase):
     def tearDown(self):
         self._case.cleanup()
 
-    def config(self, output, data=None, **optimizer):
+    def config(self, output, data=None, model=None, **optimizer):
         data = data or self.data
         c = {"train": {"features": str(data / "train.npz"),
                        "labels": str(self.data / "train.labels")},
@@ -52,6 +52,8 @@ class Resume(unittest.TestCase):
                        "labels": str(self.data / "valid.labels")},
              "optimizer": {"epochs": 80, "patience": 100, **optimizer},
              "output": str(self.dir / output)}
+        if model:
+            c["model"] = model
         path = self.dir / f"{output}.json"
         path.write_text(json.dumps(c))
         return path
@@ -199,10 +201,7 @@ class Resume(unittest.TestCase):
         self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
 
     def test_the_dense_layers_averaged_sgd_says_it_cannot_resume(self):
-        config = self.config("avg", average=True, schedule="constant")
-        c = json.loads(config.read_text())
-        c["model"] = {"layer": "dense"}
-        config.write_text(json.dumps(c))
+        config = self.config("avg", model={"layer": "dense"}, average=True, schedule="constant")
         status, stderr = self.stop_after_epoch(config, 2)
         self.assertEqual(status, 130, stderr)
         self.assertIn("this run cannot be resumed: the dense layer's averaged SGD", stderr)
@@ -211,10 +210,7 @@ class Resume(unittest.TestCase):
     def test_a_thread_count_that_makes_replicas_says_why_it_cannot_go_on(self):
         # Stopped on one thread (resumable), resumed on 2, where softmax
         # trains replicas, which cannot go on from that state.
-        config = self.config("two", threads=1)
-        c = json.loads(config.read_text())
-        c["model"] = {"multiclass": "softmax"}
-        config.write_text(json.dumps(c))
+        config = self.config("two", model={"multiclass": "softmax"}, threads=1)
         status, stderr = self.stop_after_epoch(config, 2)
         self.assertEqual(status, 130, stderr)
         proc = run_bagel("train", "--config", config, "--resume", "--set", "optimizer.threads=2", "--quiet")
@@ -226,10 +222,7 @@ class Resume(unittest.TestCase):
 
     def test_replicas_say_they_cannot_resume_and_what_can(self):
         # Softmax does not split by class: 2 threads are replicas.
-        config = self.config("rep", threads=2)
-        c = json.loads(config.read_text())
-        c["model"] = {"multiclass": "softmax"}
-        config.write_text(json.dumps(c))
+        config = self.config("rep", model={"multiclass": "softmax"}, threads=2)
         status, stderr = self.stop_after_epoch(config, 2)
         self.assertEqual(status, 130, stderr)
         self.assertIn("this run cannot be resumed: the replicas' copies and momentum are not saved "
