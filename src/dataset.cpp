@@ -219,21 +219,35 @@ void shift_columns_up(CsrMatrix& x) {
 }
 
 // The valid split, its svmlight indices read with the training split's base
-// (TrainingData::zero_based) where both are "auto" or only train's is given:
-// train's base where it held an index 0 or was given; else valid's own,
-// and where that is zero-based, train's columns move up by one.
-LabeledData load_valid(const TrainConfig& config, TrainingData& out) {
+// (TrainingData::zero_based), as load_svmlight_files reads several files: a
+// base given for one of them holds for both; with "auto" for both, they are
+// zero-based where either holds an index 0 or none at all, else one-based.
+// Where train, read first, must become zero-based, its columns move up by
+// one. A one-based valid given against a training file holding index 0 is an
+// error.
+LabeledData load_valid(const TrainConfig& config, bool train_svmlight, TrainingData& out) {
   DataSpec spec = *config.valid;
-  const bool joint = spec.zero_based == ZeroBased::kAuto && out.zero_based != ZeroBased::kAuto;
-  const bool train_decided =
-      config.train.zero_based != ZeroBased::kAuto || out.zero_based == ZeroBased::kTrue;
-  if (joint && train_decided) spec.zero_based = out.zero_based;
+  const bool train_given = config.train.zero_based != ZeroBased::kAuto;
+  const bool valid_given = spec.zero_based != ZeroBased::kAuto;
+  // Train's reading settles valid's: given, or zero-based by an index 0 or none.
+  if (train_svmlight && !valid_given && (train_given || out.zero_based != ZeroBased::kFalse))
+    spec.zero_based = train_given ? config.train.zero_based : ZeroBased::kTrue;
   LabeledData valid = load_labeled(spec);
-  if (joint && !train_decided && valid.base == ZeroBased::kTrue) {
-    shift_columns_up(out.train.x);
-    out.zero_based = ZeroBased::kTrue;
+  if (valid.format != FeatureFormat::kSvmlight) return valid;
+  if (train_svmlight && !train_given) {
+    const bool valid_zero = (valid_given ? spec.zero_based : valid.base) != ZeroBased::kFalse;
+    if (out.zero_based == ZeroBased::kFalse && valid_zero) {
+      shift_columns_up(out.train.x);
+      out.zero_based = ZeroBased::kTrue;
+    } else if (out.zero_based == ZeroBased::kTrue && !valid_zero) {
+      throw ConfigError("valid.zero_based",
+                        "is false (one-based indices), but the training file holds an index 0 "
+                        "(zero-based); give train.zero_based as well, or leave valid's out");
+    } else if (out.zero_based == ZeroBased::kAuto) {  // train holds no index: either base reads it
+      out.zero_based = valid_given ? spec.zero_based : ZeroBased::kTrue;
+    }
   }
-  out.valid_zero_based = valid.base;
+  out.valid_zero_based = valid.base != ZeroBased::kAuto ? valid.base : out.zero_based;
   return valid;
 }
 
@@ -262,6 +276,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
   }
   out.classes = classes ? *classes : Classes::fit(train_raw.labels);
   out.zero_based = train_raw.base;
+  const bool train_svmlight = train_raw.format == FeatureFormat::kSvmlight && !config.train.text;
   out.train = encode("train", std::move(train_raw), out.classes);
   const std::vector<float> sample_weight =
       combined_weights(config.train, out.train.x.rows(), std::move(text_weight));
@@ -274,7 +289,7 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
                                                         .to_csr()),
                        out.classes);
   } else if (config.valid) {
-    out.valid = encode("valid", load_valid(config, out), out.classes);
+    out.valid = encode("valid", load_valid(config, train_svmlight, out), out.classes);
   }
   const std::string labels_source = !config.train.labels.empty() ? config.train.labels
                                     : config.train.text            ? config.train.text->path

@@ -130,6 +130,10 @@ int run_train(const TrainOptions& o) {
   if (!config.init.empty()) {
     start = load_model(config.init);
     start_classes = Classes{start->classes, start->numeric_classes};
+    // Its columns are those of its training svmlight's base: "auto" reads
+    // the new files with it, as predict does.
+    if (config.train.zero_based == ZeroBased::kAuto)
+      config.train.zero_based = trained_zero_based(*start);
   }
   TrainingData data = load_training_data(config, start_classes ? &*start_classes : nullptr,
                                          start ? start->vectorizer : nullptr);

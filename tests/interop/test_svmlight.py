@@ -366,6 +366,48 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         sk_train, _, _, _ = sklearn.datasets.load_svmlight_files([self.path("joint-tr.svm"), va])
         self.assertEqual(w_joint.shape[0], sk_train.shape[1])
 
+    def test_a_warm_start_reads_with_the_base_of_its_model(self):
+        _, w_start, va = self.train("start", "auto", "auto")  # zero-based, recorded "true"
+        cfg = {"train": {"features": va}, "output": self.path("warm"),
+               "optimizer": {"epochs": 1, "learning_rate": 1e-9, "schedule": "constant",
+                             "average": False, "shuffle": False, "threads": 1}}
+        cfg_path = self.path("warm.json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        result = run_bagel("train", "--config", cfg_path, "--init", self.path("start"), "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.path("warm"), "model.json")) as f:
+            self.assertEqual(json.load(f)["config"]["train"]["zero_based"], "true")
+        w_warm = np.load(os.path.join(self.path("warm"), "weight.npy"))
+        np.testing.assert_allclose(w_warm, w_start, atol=1e-6)
+
+    def test_a_base_given_for_valid_holds_for_train(self):
+        # Train without index 0, valid said to be zero-based: both are.
+        self.v = self.x[200:]
+        x0 = self.x.tolil()
+        x0[:, 0] = 0
+        self.x = x0.tocsr()
+        self.x.eliminate_zeros()
+        given, w_given, _ = self.train("valid-given", "auto", "true")
+        both, w_both, _ = self.train("both-given", "true", "true")
+        self.assertEqual(given["config"]["train"]["zero_based"], "true")
+        np.testing.assert_array_equal(w_given, w_both)
+        self.assertEqual(given["training"]["valid_metrics"], both["training"]["valid_metrics"])
+
+    def test_a_one_based_valid_given_against_a_training_file_with_index_0_is_an_error(self):
+        tr, va = self.path("e-tr.svm"), self.path("e-va.svm")
+        dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=True)
+        dump_svmlight_file(self.v, self.y[200:], va, zero_based=False)
+        cfg_path = self.path("e.json")
+        with open(cfg_path, "w") as f:
+            json.dump({"train": {"features": tr}, "valid": {"features": va, "zero_based": "false"},
+                       "output": self.path("e")}, f)
+        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("valid.zero_based: is false (one-based indices), but the training file holds "
+                      "an index 0", result.stderr)
+        self.assertFalse(os.path.exists(self.path("e")))
+
     def test_a_file_with_index_0_after_a_one_based_model_is_refused(self):
         model, _, _ = self.train("one", "auto", "false", False, False)
         self.assertEqual(model["config"]["train"]["zero_based"], "false")
