@@ -259,6 +259,13 @@ inline bool limit_logit_step(float* grad, Width auto k, RowView row, double reac
   return limited != 0;
 }
 
+// A clipped step counts towards DivergenceWatch's share of clipped rows only
+// where the row takes it: a row of weight 0 (of `weights`, the training
+// set's; `row` its number there) moves nothing, whatever the rate.
+inline bool counts_as_clipped(bool clipped, std::span<const float> weights, Index row) {
+  return clipped && (weights.empty() || weights[static_cast<std::size_t>(row)] > 0);
+}
+
 // Divergence: a running mean loss that is not finite, or far above the loss
 // at zero weights, where training starts (log K for softmax, K log 2 for
 // one-vs-rest: loss_at_zero()). A rate that is too large for the scale of the rows makes the
@@ -439,10 +446,12 @@ inline double run_epoch(Layer& layer, const Dataset& data, std::span<const Index
         float* grad = scratch.grads.data() + b * k;
         const double loss = row_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k,
                                               scratch.head, weighted, sum);
-        limited +=
-            limit_logit_step(grad, k, x.row(rows[b]), eta / double(count), layer.bias_rate());
         // Window row i is order[offset + i]; in place, offset is 0 and all is order.
-        weigh_row(loss, grad, k, data.weight, order[offset + begin + b], sum);
+        const Index row = order[offset + begin + b];
+        limited += counts_as_clipped(
+            limit_logit_step(grad, k, x.row(rows[b]), eta / double(count), layer.bias_rate()),
+            data.weight, row);
+        weigh_row(loss, grad, k, data.weight, row, sum);
       }
       layer.step(x, rows, scratch.grads.data(), eta, thread);
       const std::size_t done = offset + begin + count;

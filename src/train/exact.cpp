@@ -63,8 +63,9 @@ double run_epoch_exact(EmbeddingBagLayer& layer, Head head, const Dataset& data,
           float* grad = scratch.grads.data() + b * k;
           // Window row i is part[i], as in place.
           const double loss = head_loss_and_grad(scratch.logits.data() + b * k, y[rows[b]], grad, k, scratch.head);
-          row_limited[b] =
-              limit_logit_step(grad, k, x->row(rows[b]), reach, layer.bias_rate());
+          row_limited[b] = counts_as_clipped(
+              limit_logit_step(grad, k, x->row(rows[b]), reach, layer.bias_rate()), data.weight,
+              part[begin + b]);
           LossSum one;  // the row's own, its log taken at once
           weigh_row(loss, grad, k, data.weight, part[begin + b], one);
           row_loss[b] = one.total();

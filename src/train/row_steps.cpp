@@ -30,7 +30,8 @@ void train_rows_fixed(const RowPass& p, std::size_t begin, std::size_t end, doub
     p.layer.forward_row(row, z, p.thread, k);
     const double eta = p.schedule.eta(p.clock.next());
     const double loss = row_loss_and_grad(z, p.y[p.rows[i]], grad, k, p.scratch.head, weighted, sum);
-    limited += limit_logit_step(grad, k, row, eta, p.layer.bias_rate());  // reach eta / B, B = 1
+    limited += counts_as_clipped(limit_logit_step(grad, k, row, eta, p.layer.bias_rate()),  // reach eta / B, B = 1
+                                 p.weights, p.original[i]);
     weigh_row(loss, grad, k, p.weights, p.original[i], sum);
     p.layer.step_row(row, grad, eta, p.thread, k);
     if (p.touched != nullptr) p.touched->record(row);

@@ -313,6 +313,22 @@ class TrainCommandLine(unittest.TestCase):
         self.assertIn("is the same file as --labels", proc.stderr)
         self.assertEqual((out / "bench.json").read_bytes(), (self.data / "train.labels").read_bytes())
 
+    def test_rows_of_weight_0_are_not_counted_as_clipped_steps(self):
+        # One row of weight 1 among a thousand of weight 0: the rate suits
+        # that row, and the others' clipped steps (they take none) must not
+        # read as divergence.
+        binary = REPO / "data" / "fortunes-binary"
+        rows = len((binary / "train.labels").read_text().splitlines())
+        (self.dir / "one.w").write_text("1\n" + "0\n" * (rows - 1))
+        c = {"train": {"features": str(binary / "train.npz"), "labels": str(binary / "train.labels"),
+                       "sample_weights": str(self.dir / "one.w")},
+             "optimizer": {"threads": 1}, "output": str(self.model)}
+        proc = self.train(c)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("diverged", proc.stderr)
+        meta = json.loads((self.model / "model.json").read_text())["training"]
+        self.assertEqual(meta.get("divergence_restarts", []), [])
+
     def test_the_summary_names_the_epoch_kept_when_the_epochs_run_out_first(self):
         multi = REPO / "data" / "fortunes-multi"
         c = {"train": {"features": str(multi / "train.npz"), "labels": str(multi / "train.labels")},
