@@ -234,6 +234,11 @@ LabeledData load_valid(const TrainConfig& config, bool train_svmlight, TrainingD
     spec.zero_based = train_given ? config.train.zero_based : ZeroBased::kTrue;
   LabeledData valid = load_labeled(spec);
   if (valid.format != FeatureFormat::kSvmlight) return valid;
+  if (train_svmlight && train_given && valid_given && spec.zero_based != config.train.zero_based)
+    throw ConfigError("valid.zero_based",
+                      "is " + to_string(spec.zero_based) + " but train.zero_based is " +
+                          to_string(config.train.zero_based) +
+                          ": the files of one model count their indices alike; give one of them");
   if (train_svmlight && !train_given) {
     const bool valid_zero = (valid_given ? spec.zero_based : valid.base) != ZeroBased::kFalse;
     if (out.zero_based == ZeroBased::kFalse && valid_zero) {

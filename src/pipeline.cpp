@@ -60,8 +60,11 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
   model.config = config.resolved;
   // The svmlight base "auto" read the splits with, so that predict reads
   // with it too (TrainingData::zero_based).
-  if (data.zero_based != ZeroBased::kAuto) model.config["train"]["zero_based"] = to_string(data.zero_based);
-  if (data.valid_zero_based != ZeroBased::kAuto && model.config.contains("valid"))
+  // Other formats record "auto" whatever the config said: no base applied.
+  if (model.config["train"].contains("zero_based"))
+    model.config["train"]["zero_based"] = to_string(data.zero_based);
+  if (model.config.contains("valid") && model.config["valid"].is_object() &&
+      model.config["valid"].contains("zero_based"))
     model.config["valid"]["zero_based"] = to_string(data.valid_zero_based);
   model.training = summary_to_json(r.summary);
   model.training["load_seconds"] = data.load_seconds;

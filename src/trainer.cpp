@@ -112,6 +112,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
   };
 
   const double watch_limit = DivergenceWatch::limit_for(model.head(), model.num_classes(), train, c.schedule);
+  const double watch_share = DivergenceWatch::counted_share_of(train);
   double best_loss = std::numeric_limits<double>::infinity();
   int bad_epochs = 0;
   int best_epoch = 0;
@@ -188,7 +189,7 @@ TrainingSummary train_with(Layer& layer, Model& model, const Dataset& train, con
     progress.start_epoch(epoch, c.epochs, static_cast<std::int64_t>(order.size()));
     const auto t_epoch = Clock::now();
     double loss_sum = 0;
-    DivergenceWatch watch(watch_limit, &progress);
+    DivergenceWatch watch(watch_limit, &progress, watch_share);
     if constexpr (std::is_same_v<Layer, EmbeddingBagLayer>) {
       switch (plan.strategy) {
         case ParallelStrategy::kReplicas:
@@ -496,8 +497,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     if (const std::string why = resume_unsupported(c, layer, plan); !why.empty())
       // The stopped run trained resumably; these settings (another thread
       // count, say) would not go on from its state.
-      throw ConfigError("optimizer", "the stopped run's saved state cannot go on with these settings: " +
-                                         why + "; resume with the stopped run's threads");
+      throw ConfigError("optimizer", "the stopped run's saved state cannot go on with these settings: " + why);
     c.epochs = resume->epochs;
     c.learning_rate = resume->learning_rate;
     c.bias_rate = resume->bias_rate;

@@ -103,7 +103,8 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   if (!(budget_seconds > 0)) throw ConfigError("--budget", "expected a number of seconds > 0");
   const auto t0 = Clock::now();
   OptimizerConfig defaults = base;
-  resolve_averaging(defaults, weighted_rows(train.x.rows(), train.weight), defaults.threads == 1);
+  // The trials train on one thread (below), which can always average.
+  resolve_averaging(defaults, weighted_rows(train.x.rows(), train.weight), true);
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x, defaults.average, train.weight);
   if (defaults.learning_rate <= 0) {
     // The rate train would calibrate, and the bias rate that goes with it

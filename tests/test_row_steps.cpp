@@ -225,5 +225,21 @@ TEST(RowSteps, CoverTheFixedOutputCountsOnly) {
   EXPECT_FALSE(train::has_row_steps(detail::kMaxFixedOutputs + 1));
 }
 
+// The watch counts clipped steps against the rows that take steps: with a
+// tenth of the rows weighted above 0, 60 clipped of 1,000 rows seen is 60
+// of about 100, divergence; with every row weighted, it is not.
+TEST(DivergenceWatch, CountsClippedStepsAgainstTheRowsThatTakeSteps) {
+  train::DivergenceWatch all(1.0);
+  EXPECT_TRUE(all.ok(1000, 0.5, 60));
+  train::DivergenceWatch tenth(1.0, nullptr, 0.1);
+  EXPECT_FALSE(tenth.ok(1000, 0.5, 60));
+  EXPECT_TRUE(tenth.tripped());
+  Dataset d;
+  d.x = CsrMatrix(4, 1, std::vector<Index>{0, 0, 0, 0, 0}, {}, {});
+  EXPECT_EQ(train::DivergenceWatch::counted_share_of(d), 1.0);
+  d.weight = {1, 0, 0, 2};
+  EXPECT_EQ(train::DivergenceWatch::counted_share_of(d), 0.5);
+}
+
 }  // namespace
 }  // namespace bagel

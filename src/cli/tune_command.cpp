@@ -53,10 +53,7 @@ std::vector<NamedPath> config_inputs(const TrainConfig& config, const std::strin
     inputs.push_back({split + ".features", d.features});
     inputs.push_back({split + ".labels", d.labels});
     inputs.push_back({split + ".sample_weights", d.sample_weights});
-    if (d.text) {
-      inputs.push_back({split + ".text", d.text->path});
-      inputs.push_back({split + ".text labels", d.text->labels_path});
-    }
+    if (d.text) inputs.push_back({split + ".text", d.text->path});  // its labels are `labels`
   };
   add("train", config.train);
   if (config.valid) add("valid", *config.valid);

@@ -132,7 +132,8 @@ double ClassShards::run_epoch(std::span<const Index> order, const OptimizerConfi
   for (std::atomic<double>& r : running) r.store(std::numeric_limits<double>::quiet_NaN());
   std::vector<std::unique_ptr<DivergenceWatch>> watches;
   for (const Shard& sh : shards_)
-    watches.push_back(std::make_unique<DivergenceWatch>(watch.limit() * sh.k / k_, &progress));
+    watches.push_back(
+        std::make_unique<DivergenceWatch>(watch.limit() * sh.k / k_, &progress, watch.counted_share()));
   std::int64_t taken = 0;
   RegionErrors errors;
   team_.run([&](int s) {

@@ -281,8 +281,14 @@ inline bool counts_as_clipped(bool clipped, std::span<const float> weights, Inde
 class DivergenceWatch {
  public:
   // `progress`, when given, is polled for a stop request at each check.
-  explicit DivergenceWatch(double limit, const Progress* progress = nullptr)
-      : limit_(limit), progress_(progress) {}
+  // `counted_share`: the share of the rows that take steps (weight above 0,
+  // counts_as_clipped), against which the clipped ones are counted.
+  explicit DivergenceWatch(double limit, const Progress* progress = nullptr, double counted_share = 1)
+      : limit_(limit), progress_(progress), counted_share_(counted_share) {}
+  static double counted_share_of(const Dataset& d) {
+    if (d.weight.empty() || d.x.rows() == 0) return 1;
+    return double(weighted_rows(d.x.rows(), d.weight)) / double(d.x.rows());
+  }
   static double limit_for(Head head, int classes, const Dataset& d, ScheduleKind schedule) {
     if (schedule == ScheduleKind::kOptimal) return std::numeric_limits<double>::infinity();
     double mean_weight = 1;
@@ -299,14 +305,15 @@ class DivergenceWatch {
       return false;
     }
     const bool enough = whole || rows >= kMinRows;
+    const double counted = double(rows) * counted_share_;  // of them, rows that take steps
     // A high mean loss counts only with some rows clipped: a rate too large
     // clips many, where one row thousands of times longer than the rest,
     // and labelled against its words (a whole language's text under
     // another's label), can raise the mean past the limit alone while
     // training goes well (its own step is clipped); restarting at a tenth
     // of the rate, four times over, then cost 20 points of accuracy.
-    if (!std::isfinite(mean_loss) || (enough && mean_loss > limit_ && kMinClippedShare * limited > rows) ||
-        (enough && limit_ < std::numeric_limits<double>::infinity() && 2 * limited > rows)) {
+    if (!std::isfinite(mean_loss) || (enough && mean_loss > limit_ && kMinClippedShare * limited > counted) ||
+        (enough && limit_ < std::numeric_limits<double>::infinity() && 2 * limited > counted)) {
       bool expected = false;
       if (tripped_.compare_exchange_strong(expected, true))
         rows_ = rows, loss_ = mean_loss, limited_ = limited;
@@ -318,6 +325,7 @@ class DivergenceWatch {
   bool tripped() const { return tripped_.load(std::memory_order_relaxed); }
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
   double limit() const { return limit_; }
+  double counted_share() const { return counted_share_; }
   std::int64_t rows() const { return rows_; }
   double loss() const { return loss_; }
   std::int64_t limited() const { return limited_; }
@@ -327,6 +335,7 @@ class DivergenceWatch {
   static constexpr std::int64_t kMinClippedShare = 16;  // 1 in 16
   const double limit_;
   const Progress* progress_;
+  const double counted_share_;
   std::atomic<bool> tripped_{false};
   std::atomic<bool> stopped_{false};
   std::int64_t rows_ = 0;

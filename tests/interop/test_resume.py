@@ -217,7 +217,7 @@ class Resume(unittest.TestCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("the stopped run's saved state cannot go on with these settings: the replicas'",
                       proc.stderr)
-        self.assertIn("resume with the stopped run's threads", proc.stderr)
+        self.assertIn('"threads": 1 trains resumably', proc.stderr)
         self.assertTrue((self.dir / "two.bagel-resume").exists())
 
     def test_replicas_say_they_cannot_resume_and_what_can(self):

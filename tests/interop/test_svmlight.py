@@ -408,6 +408,35 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
                       "an index 0", result.stderr)
         self.assertFalse(os.path.exists(self.path("e")))
 
+    def test_two_different_bases_given_are_an_error(self):
+        tr, va = self.path("d-tr.svm"), self.path("d-va.svm")
+        dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=True)
+        dump_svmlight_file(self.v, self.y[200:], va, zero_based=False)
+        cfg_path = self.path("d.json")
+        with open(cfg_path, "w") as f:
+            json.dump({"train": {"features": tr, "zero_based": "true"},
+                       "valid": {"features": va, "zero_based": "false"}, "output": self.path("d")}, f)
+        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        self.assertNotEqual(result.returncode, 0)
+        self.assertIn("valid.zero_based: is false but train.zero_based is true", result.stderr)
+
+    def test_a_model_trained_on_npz_records_no_base(self):
+        # A base in the config applies to svmlight only: an .npz-trained
+        # model must not make predict shift svmlight files by it.
+        npz = self.path("x.npz")
+        scipy.sparse.save_npz(npz, self.x[:200].astype(np.float32))
+        labels = self.path("x.labels")
+        with open(labels, "w") as f:
+            f.write("\n".join(str(v) for v in self.y[:200]) + "\n")
+        cfg_path = self.path("n.json")
+        with open(cfg_path, "w") as f:
+            json.dump({"train": {"features": npz, "labels": labels, "zero_based": "false"},
+                       "output": self.path("n"), "optimizer": {"epochs": 2}}, f)
+        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
+        with open(os.path.join(self.path("n"), "model.json")) as f:
+            self.assertEqual(json.load(f)["config"]["train"]["zero_based"], "auto")
+
     def test_a_file_with_index_0_after_a_one_based_model_is_refused(self):
         model, _, _ = self.train("one", "auto", "false", False, False)
         self.assertEqual(model["config"]["train"]["zero_based"], "false")

@@ -228,6 +228,15 @@ def test_numeric_classes_keep_their_numpy_type_through_save_and_load(tmp_path, c
     assert loaded.score(x, y) == clf.score(x, y)
 
 
+def test_classes_of_a_numpy_type_model_json_cannot_name_come_back_as_float64(tmp_path):
+    x = np.eye(6)
+    y = np.tile(np.array([1.0, 2.0], dtype=np.longdouble), 3)
+    bagel.BagelClassifier().fit(x, y).save(tmp_path / "m")
+    assert "class_type" not in json.loads((tmp_path / "m" / "model.json").read_text())
+    loaded = bagel.load(tmp_path / "m")
+    assert loaded.classes_.tolist() == [1, 2]
+
+
 def test_string_classes_that_read_as_numbers_score_from_the_cli(tmp_path):
     # Fitted in Python on the strings "01" and "1" (two classes; bagel train
     # on such a file reads them as the number 1). bagel predict --labels and

@@ -1,11 +1,16 @@
 """`cmake --install BUILD --component python --prefix P` puts the package
 under P, as the rest of the install goes, where an interpreter given P's
-site-packages imports it: the module built here, not another."""
+site-packages imports it: the module built here, not another. That is
+Debian's interpreter's case (src/python/CMakeLists.txt); a virtualenv's, or
+a BAGEL_PYTHON_INSTALL_DIR given as an absolute path, installs outside any
+prefix, which a test must not do."""
 
 import glob
 import os
+import re
 import subprocess
 import sys
+import sysconfig
 
 import pytest
 
@@ -17,6 +22,12 @@ def build_dir():
     path = os.environ.get("BAGEL_BUILD")
     if not path:
         pytest.skip("BAGEL_BUILD (the CMake build folder, set by ctest) is needed")
+    if sys.prefix != sys.base_prefix or not sysconfig.get_path("platlib").startswith("/usr/local/"):
+        pytest.skip("this interpreter installs into its own site-packages, not under a prefix")
+    with open(os.path.join(path, "CMakeCache.txt"), encoding="utf-8") as f:
+        given = re.search(r"^BAGEL_PYTHON_INSTALL_DIR:PATH=(.*)$", f.read(), re.M)
+    if given and given.group(1).startswith("/"):
+        pytest.skip("BAGEL_PYTHON_INSTALL_DIR is an absolute path: " + given.group(1))
     return path
 
 

@@ -94,6 +94,12 @@ def _name_value(name: str):
         return int(value) if value.is_integer() else value
 
 
+# The numpy number types a model's class_type may name (model.cpp reads no
+# other): classes of another (longdouble, say) come back as float64.
+_NUMBER_CLASS_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                       "float16", "float32", "float64")
+
+
 def _classes_from_names(names, numeric: bool, class_type: str = "") -> np.ndarray:
     """classes_ of a model read from disk: numbers where bagel found numbers
     (integers as integers, exactly), bools, bytes or numbers of another numpy
@@ -305,7 +311,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
         if classes.dtype.kind in "bS":  # saved, so that load gives bools or bytes back
             model.class_type = "bool" if classes.dtype.kind == "b" else "bytes"
-        elif numeric and classes.dtype != _classes_from_names(names, True).dtype:
+        elif (numeric and classes.dtype.name in _NUMBER_CLASS_TYPES
+              and classes.dtype != _classes_from_names(names, True).dtype):
             model.class_type = classes.dtype.name  # int8, uint64, float32, ... as fitted
         return model
 
