@@ -312,6 +312,15 @@ nlohmann::json calibration_to_json(const RateCalibration& c) {
           {"seconds", c.seconds}, {"trials", trials}};
 }
 
+std::string kept_epoch_note(const TrainingSummary& s) {
+  // Early stopping keeps the best epoch's weights, also when it ran out of
+  // epochs before its patience.
+  if (s.stopped_early) return ", stopped early; kept epoch " + std::to_string(s.best_epoch);
+  if (s.best_epoch > 0 && s.best_epoch != s.epochs_run)
+    return "; kept epoch " + std::to_string(s.best_epoch) + " (the best valid log loss)";
+  return "";
+}
+
 nlohmann::json summary_to_json(const TrainingSummary& s) {
   nlohmann::json history = nlohmann::json::array();
   for (const EpochRecord& r : s.history) {

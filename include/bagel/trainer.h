@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -67,6 +68,10 @@ struct TrainingSummary {
 };
 
 nlohmann::json summary_to_json(const TrainingSummary& s);
+
+// The end of a run's "trained N epochs" line: which epoch's weights early
+// stopping kept, "" when they are the last epoch's.
+std::string kept_epoch_note(const TrainingSummary& s);
 nlohmann::json calibration_to_json(const RateCalibration& c);
 
 // Everything a run needs to go on after a completed epoch as if it had never

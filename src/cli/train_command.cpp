@@ -156,16 +156,9 @@ int run_train(const TrainOptions& o) {
   new_folders.keep();
   remove_checkpoint(checkpoint_folder(config.output));
 
-  // Early stopping keeps the best epoch's weights, also when it ran out of
-  // epochs before its patience.
-  std::string kept;
-  if (summary.stopped_early)
-    kept = ", stopped early; kept epoch " + std::to_string(summary.best_epoch);
-  else if (summary.best_epoch > 0 && summary.best_epoch != summary.epochs_run)
-    kept = "; kept epoch " + std::to_string(summary.best_epoch) + " (the best valid log loss)";
   std::snprintf(buf, sizeof buf, "trained %d epoch%s in %.2fs (load %.2fs)%s",
                 summary.epochs_run, summary.epochs_run == 1 ? "" : "s", summary.seconds,
-                load_seconds, kept.c_str());
+                load_seconds, kept_epoch_note(summary).c_str());
   progress.message(buf);
   if (result.train_metrics) progress.message("train: " + metrics_summary(*result.train_metrics));
   if (result.valid_metrics) progress.message("valid: " + metrics_summary(*result.valid_metrics));

@@ -1,5 +1,6 @@
 #include "fit.h"
 
+#include <cstdio>
 #include <iostream>
 #include <sstream>
 
@@ -78,6 +79,13 @@ FitResult fit(const FitRequest& r) {
     try {
       TrainResult result = r.start ? train(*r.start, config, std::move(data), progress)
                                    : train(config, std::move(data), progress);
+      if (r.verbose) {  // the CLI's closing line, without its load time
+        const TrainingSummary& s = result.summary;
+        char line[160];
+        std::snprintf(line, sizeof line, "trained %d epoch%s in %.2fs%s", s.epochs_run,
+                      s.epochs_run == 1 ? "" : "s", s.seconds, kept_epoch_note(s).c_str());
+        progress.message(line);
+      }
       return std::move(result.model);
     } catch (const ConfigError& e) {  // "optimizer.learning_rate: ..." names a parameter here
       throw ConfigError(parameter_of(e.field()), e.message());

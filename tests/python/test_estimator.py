@@ -240,6 +240,21 @@ def test_eval_set_stops_early_and_keeps_the_best_epoch(multi):
     assert "train_metrics" not in t
 
 
+def test_verbose_fit_names_the_epoch_it_kept(multi, capfd):
+    (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
+    clf = bagel.BagelClassifier(epochs=30, learning_rate=0.5, schedule="constant", patience=2,
+                                verbose=1)
+    clf.fit(xtr, ytr, eval_set=(xva, yva))
+    t = clf.training_
+    err = capfd.readouterr().err
+    assert t["stopped_early"] and t["best_epoch"] < t["epochs_run"]
+    assert f"trained {t['epochs_run']} epochs in " in err
+    assert f"stopped early; kept epoch {t['best_epoch']}" in err
+    # Quiet by default.
+    bagel.BagelClassifier(epochs=3).fit(xtr, ytr, eval_set=(xva, yva))
+    assert "trained" not in capfd.readouterr().err
+
+
 def test_partial_fit_learns_from_chunks(multi):
     (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
     clf = bagel.BagelClassifier()
