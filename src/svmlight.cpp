@@ -118,6 +118,7 @@ std::string shown_token(const char* p, const char* end) {
 struct ChunkError {
   std::int64_t line;
   std::string message;
+  bool index_zero = false;  // an index 0 read one-based: IndexZeroError
 };
 
 // One byte range of the file parsed on its own. Indices are kept as written;
@@ -163,8 +164,9 @@ class ChunkParser {
   }
 
  private:
-  [[gnu::cold, gnu::noinline, noreturn]] void fail(std::string message) const {
-    throw ChunkError{line_, std::move(message)};
+  [[gnu::cold, gnu::noinline, noreturn]] void fail(std::string message,
+                                                    bool index_zero = false) const {
+    throw ChunkError{line_, std::move(message), index_zero};
   }
 
   // [p, eol) is one line and *eol == '\n'.
@@ -275,7 +277,8 @@ class ChunkParser {
                                                         std::int64_t previous) const {
     if (index == 0 && zero_based_ == ZeroBased::kFalse)
       fail("index 0 in " + shown_token(start, end) +
-           " but zero_based is false (one-based indices), expected indices >= 1");
+               " but zero_based is false (one-based indices), expected indices >= 1",
+           true);
     fail("indices must be strictly increasing within a line, found " + std::to_string(index) +
          " after " + std::to_string(previous) + " in " + shown_token(start, end));
   }
@@ -348,7 +351,11 @@ void rethrow_first_error(const std::vector<Chunk>& chunks, const std::string& so
                          std::int64_t lines_before = 0) {
   for (const Chunk& chunk : chunks) {
     if (chunk.failure) std::rethrow_exception(chunk.failure);
-    if (chunk.error) throw FileError(source, chunk.error->message, lines_before + chunk.error->line);
+    if (chunk.error) {
+      const std::int64_t line = lines_before + chunk.error->line;
+      if (chunk.error->index_zero) throw IndexZeroError(source, chunk.error->message, line);
+      throw FileError(source, chunk.error->message, line);
+    }
     lines_before += chunk.line_count;
   }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/error.h"
 #include "bagel/input_stream.h"
 #include "bagel/labels.h"
 
@@ -21,6 +22,13 @@ namespace bagel {
 // kAuto: one-based (shifted down by one) unless some index 0 appears anywhere
 // in the file, or the file has no features. kFalse: index 0 is an error.
 enum class ZeroBased { kAuto, kTrue, kFalse };
+
+// An index 0 in a file read one-based (zero_based false): a caller that
+// chose the base for the user (a warm start takes its model's) can say why.
+class IndexZeroError : public FileError {
+ public:
+  using FileError::FileError;
+};
 
 // Parses "auto" | "true" | "false"; throws ConfigError naming `field`.
 ZeroBased parse_zero_based(const std::string& text, const std::string& field);

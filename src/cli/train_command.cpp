@@ -10,6 +10,7 @@
 #include "bagel/model_dir.h"
 #include "bagel/pipeline.h"
 #include "bagel/progress.h"
+#include "bagel/svmlight.h"
 #include "bagel/temp_registry.h"
 #include "bagel/train_plan.h"
 #include "cli_paths.h"
@@ -127,16 +128,31 @@ int run_train(const TrainOptions& o) {
   // fails at once; its classes then encode the labels.
   std::optional<Model> start;
   std::optional<Classes> start_classes;
+  bool base_from_init = false;
   if (!config.init.empty()) {
     start = load_model(config.init);
     start_classes = Classes{start->classes, start->numeric_classes};
     // Its columns are those of its training svmlight's base: "auto" reads
     // the new files with it, as predict does.
-    if (config.train.zero_based == ZeroBased::kAuto)
+    if (config.train.zero_based == ZeroBased::kAuto) {
       config.train.zero_based = trained_zero_based(*start);
+      base_from_init = config.train.zero_based != ZeroBased::kAuto;
+    }
   }
-  TrainingData data = load_training_data(config, start_classes ? &*start_classes : nullptr,
-                                         start ? start->vectorizer : nullptr);
+  TrainingData data = [&] {
+    try {
+      return load_training_data(config, start_classes ? &*start_classes : nullptr,
+                                start ? start->vectorizer : nullptr);
+    } catch (const IndexZeroError& e) {
+      if (!base_from_init) throw;
+      throw FileError(e.file(),
+                      e.message() + ": it was read one-based, as the model given as init (" +
+                          config.init + ") was trained (its model.json config.train.zero_based "
+                          "is \"false\"); set train.zero_based to say how this file counts its "
+                          "indices",
+                      e.line());
+    }
+  }();
   if (start) {
     check_warm_start(*start, config.init, data.train, input_name(config.train.features));
     if (data.valid)

@@ -450,3 +450,25 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         result = run_bagel("predict", "-m", self.path("one"), "-i", zero, "--zero-based", "true",
                            "--quiet")
         self.assertEqual(result.returncode, 0, result.stderr)
+
+    def test_a_warm_start_from_a_one_based_model_says_why_index_0_is_refused(self):
+        self.train("one", "auto", "false", False, False)
+        zero = self.path("zero.svm")
+        dump_svmlight_file(self.x[200:], self.y[200:], zero, zero_based=True)
+        cfg = {"train": {"features": zero}, "output": self.path("warm"),
+               "optimizer": {"epochs": 1, "threads": 1}}
+        cfg_path = self.path("warm.json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(zero + ":", result.stderr)
+        self.assertIn("it was read one-based, as the model given as init (%s) was trained"
+                      % self.path("one"), result.stderr)
+        self.assertIn("set train.zero_based", result.stderr)
+        self.assertFalse(os.path.exists(self.path("warm")))
+        cfg["train"]["zero_based"] = "true"
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        self.assertEqual(result.returncode, 0, result.stderr)
