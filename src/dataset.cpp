@@ -133,10 +133,12 @@ void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
   data.class_weight = class_weights(optimizer.class_weight, data.classes, data.train.y);
   data.train.weight = row_weights(data.class_weight, data.train.y, sample_weight);
   const std::vector<float>& w = data.train.weight;
-  if (!w.empty() && std::all_of(w.begin(), w.end(), [](float v) { return v == 0; }))
-    throw FileError(sample_weight.empty() ? "optimizer.class_weight" : source,
-                    "every training row has weight 0 (its sample weight times its class's "
-                    "weight): there is nothing to learn from");
+  if (w.empty() || std::any_of(w.begin(), w.end(), [](float v) { return v != 0; })) return;
+  const std::string message =
+      "every training row has weight 0 (its sample weight times its class's weight): there is "
+      "nothing to learn from";
+  if (sample_weight.empty()) throw ConfigError("optimizer.class_weight", message);
+  throw FileError(source, message);
 }
 
 // Before training: the classes within kMaxClasses, the weights (features of

@@ -82,8 +82,8 @@ bool process_gone(long pid) { return ::kill(static_cast<pid_t>(pid), 0) != 0 && 
   throw FileError(dir.string(),
                   "holds files but no bagel model (no model.json with \"format\": "
                   "\"bagel-model\"), so bagel does not write into it; choose a new or empty "
-                  "folder (-o DIR), or pass --force to add the model files beside the files "
-                  "there (none of them is removed)");
+                  "folder, or force it (--force; save(path, force=True) in Python) to add the "
+                  "model files beside the files there (none of them is removed)");
 }
 
 void refuse_foreign_model_files(const fs::path& dir) {
@@ -91,8 +91,8 @@ void refuse_foreign_model_files(const fs::path& dir) {
     if (entry_exists(dir / name))
       throw FileError((dir / name).string(),
                       "exists and was not written by bagel (no bagel model.json beside it); "
-                      "bagel does not overwrite it, even with --force: move it, or choose "
-                      "another folder (-o DIR)");
+                      "bagel does not overwrite it, even when forced: move it, or choose "
+                      "another folder");
 }
 
 // A model file's temporary (weight.npy.tmp-PID-N), or the temporary of one

@@ -23,6 +23,17 @@ std::string parameter_of(const std::string& field) {
   return field;
 }
 
+// A config error as the estimator's: the field and the keys its message
+// names ("set optimizer.epochs") are parameters here.
+ConfigError as_parameter_error(const ConfigError& e) {
+  std::string message = e.message();
+  for (const std::string key : {"optimizer.", "model.multiclass", "model.layer"}) {
+    for (std::size_t at = message.find(key); at != std::string::npos; at = message.find(key, at))
+      message.erase(at, key.find('.') + 1);
+  }
+  return ConfigError(parameter_of(e.field()), message);
+}
+
 // In-memory splits have no files: the config names them so, and so does the
 // model.json a saved model keeps.
 constexpr const char* kInMemory = "<in-memory>";
@@ -41,7 +52,7 @@ TrainConfig parse_config(const FitRequest& r) {
     // of range keeps its own message).
     if (e.field() == "optimizer.patience" && !r.valid && e.message().starts_with("early stopping needs"))
       throw ConfigError("patience", "early stopping needs an eval_set=(X_valid, y_valid)");
-    throw ConfigError(parameter_of(e.field()), e.message());
+    throw as_parameter_error(e);
   }
 }
 
@@ -68,7 +79,7 @@ FitResult fit(const FitRequest& r) {
       return in_memory_training_data(config, std::move(classes), dataset(r.train, "X"),
                                      std::move(valid), sample_weight);
     } catch (const ConfigError& e) {
-      throw ConfigError(parameter_of(e.field()), e.message());
+      throw as_parameter_error(e);
     }
   }();
 
@@ -88,7 +99,7 @@ FitResult fit(const FitRequest& r) {
       }
       return std::move(result.model);
     } catch (const ConfigError& e) {  // "optimizer.learning_rate: ..." names a parameter here
-      throw ConfigError(parameter_of(e.field()), e.message());
+      throw as_parameter_error(e);
     }
   };
   FitResult out{run_interruptible<Model>(progress, work), {}};

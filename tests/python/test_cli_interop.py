@@ -335,3 +335,21 @@ def test_a_text_model_predicts_raw_documents_as_bagel_predict_does(tmp_path):
                                                             random_state=0), np.arange(20) % 2)
     with pytest.raises(ValueError, match="trained on numbers"):
         numbers.predict(docs)
+
+
+def test_a_text_model_takes_strings_and_utf8_bytes_and_refuses_other_documents(tmp_path):
+    # As CountVectorizer.transform: bytes are UTF-8 text; None, NaN and
+    # numbers are no document (they had been read as the words "none", "nan").
+    train_text_model(tmp_path)
+    clf = bagel.load(tmp_path / "m")
+    np.testing.assert_array_equal(clf.predict_proba([b"the cat", "prices fell"]),
+                                  clf.predict_proba(["the cat", "prices fell"]))
+    np.testing.assert_array_equal(clf.predict_proba(np.array([b"caf\xc3\xa9 prices"])),
+                                  clf.predict_proba(["caf\u00e9 prices"]))
+    for bad, found in ((None, "NoneType None"), (np.nan, "float nan"), (3, "int 3")):
+        with pytest.raises(ValueError, match=f"^X: document 1: expected a string, found {found}$"):
+            clf.predict(["the cat", bad])
+    with pytest.raises(ValueError, match=r"^X: document 0: bytes that are not UTF-8"):
+        clf.predict([b"\xff cat"])
+    with pytest.raises(ValueError, match=r"^X: document 1: not valid Unicode"):
+        clf.predict(["the cat", "the \udcff cat"])

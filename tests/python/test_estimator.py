@@ -255,6 +255,100 @@ def test_verbose_fit_names_the_epoch_it_kept(multi, capfd):
     assert "trained" not in capfd.readouterr().err
 
 
+def test_uint64_labels_find_their_int64_classes_exactly(binary):
+    # numpy compares int64 with uint64 as float64, where 2**53 + 1 == 2**53:
+    # both labels had been taken for the first class.
+    (xtr, ytr), (xva, yva) = binary["train"], binary["valid"]
+    big = np.int64(2**53)
+    y = np.where(ytr == ytr[0], big, big + 1).astype(np.int64)
+    yv = np.where(yva == ytr[0], big, big + 1)
+    clf = bagel.BagelClassifier(epochs=3).fit(xtr, y, eval_set=(xva, yv.astype(np.uint64)))
+    same = bagel.BagelClassifier(epochs=3).fit(xtr, y, eval_set=(xva, yv.astype(np.int64)))
+    assert clf.training_["valid_metrics"] == same.training_["valid_metrics"]
+    np.testing.assert_array_equal(clf._encode(yv.astype(np.uint64), clf.classes_, "y"),
+                                  (yv == big + 1).astype(np.int32))
+    with pytest.raises(ValueError, match=r"^y: row 0: label '-1' is not one of the 2 classes"):
+        bagel.BagelClassifier._encode(np.array([-1, 2]), np.array([1, 2], dtype=np.uint64), "y")
+    with pytest.raises(ValueError, match=r"^y: row 0: label '18446744073709551615' is not one"):
+        bagel.BagelClassifier._encode(np.array([2**64 - 1], dtype=np.uint64), np.array([-1, 2]), "y")
+    # partial_fit with uint64 chunks of the second class moves towards it.
+    pf = bagel.BagelClassifier(learning_rate=0.5, schedule="constant")
+    for _ in range(3):
+        pf.partial_fit(xtr, np.full(xtr.shape[0], big + 1, dtype=np.uint64), classes=[big, big + 1])
+    assert set(pf.predict(xva)) == {big + 1}
+
+
+def test_partial_fit_takes_a_rate_set_between_calls(multi):
+    (xtr, ytr) = multi["train"]
+    h = xtr.shape[0] // 2
+    params = dict(learning_rate=0.01, schedule="constant", threads=1)
+    kept = bagel.BagelClassifier(**params).partial_fit(xtr[:h], ytr[:h], classes=np.unique(ytr))
+    changed = bagel.BagelClassifier(**params).partial_fit(xtr[:h], ytr[:h], classes=np.unique(ytr))
+    kept.partial_fit(xtr[h:], ytr[h:])
+    changed.set_params(learning_rate=0.5, bias_rate=3.0).partial_fit(xtr[h:], ytr[h:])
+    assert changed.training_["learning_rate"] == 0.5 and changed.training_["bias_rate"] == 3.0
+    assert not np.array_equal(kept.coef_, changed.coef_)
+    assert not np.array_equal(kept.intercept_, changed.intercept_)
+    # "auto" keeps the rate the first call chose.
+    auto = bagel.BagelClassifier().partial_fit(xtr[:h], ytr[:h], classes=np.unique(ytr))
+    first = auto.training_["learning_rate"]
+    assert auto.partial_fit(xtr[h:], ytr[h:]).training_["learning_rate"] == first
+
+
+def test_partial_fit_says_what_it_cannot_change(multi):
+    (xtr, ytr) = multi["train"]
+    classes = np.unique(ytr)
+    with pytest.raises(bagel.InvalidParameterError,
+                       match=r"^average_from: is 5, but partial_fit trains one epoch a call"):
+        bagel.BagelClassifier(average=True, average_from=5).partial_fit(xtr, ytr, classes=classes)
+    clf = bagel.BagelClassifier(epochs=2).fit(xtr, ytr)
+    with pytest.raises(bagel.InvalidParameterError,
+                       match=r"^multiclass: is 'softmax', but the model partial_fit goes on from "
+                             r"was trained with 'ovr': set it back, or call fit"):
+        clf.set_params(multiclass="softmax").partial_fit(xtr, ytr)
+    with pytest.raises(bagel.InvalidParameterError, match=r"^layer: is 'dense'"):
+        clf.set_params(multiclass="ovr", layer="dense").partial_fit(xtr, ytr)
+    # Messages name parameters, not the config's keys.
+    with pytest.raises(bagel.InvalidParameterError, match=r"^average_from: is 500, past the last "
+                                                          r"epoch .*: set epochs$"):
+        bagel.BagelClassifier(average=True, average_from=500).fit(xtr, ytr)
+
+
+def test_load_keeps_softmax_set_for_two_classes(binary, tmp_path):
+    (xtr, ytr) = binary["train"]
+    bagel.BagelClassifier(epochs=2, multiclass="softmax").fit(xtr, ytr).save(tmp_path / "m")
+    assert bagel.load(tmp_path / "m").get_params()["multiclass"] == "softmax"
+
+
+def test_predict_checks_threads_as_fit_does(binary):
+    (xtr, ytr) = binary["train"]
+    clf = bagel.BagelClassifier(epochs=1).fit(xtr, ytr)
+    for threads in (float("inf"), float("nan"), 2**31, 10**30, -5, 2000, 1.5):
+        with pytest.raises(bagel.InvalidParameterError,
+                           match=r"^threads: expected an integer in \[0, 1024\]"):
+            clf.set_params(threads=threads).predict(xtr[:3])
+    assert clf.set_params(threads=1024).predict(xtr[:3]).shape == (3,)
+
+
+def test_eval_set_errors_name_eval_set(multi):
+    (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
+    with pytest.raises(ValueError, match=r"^eval_set: X has 3 features, but BagelClassifier is "
+                                         r"expecting"):
+        bagel.BagelClassifier().fit(xtr, ytr, eval_set=(xva[:, :3], yva))
+    bad = xva.astype(np.float64)
+    bad.data[0] = np.nan
+    with pytest.raises(ValueError, match=r"^eval_set: Input X contains NaN"):
+        bagel.BagelClassifier().fit(xtr, ytr, eval_set=(bad, yva))
+
+
+def test_predict_refuses_no_rows_sparse_or_dense(binary):
+    (xtr, ytr) = binary["train"]
+    clf = bagel.BagelClassifier(epochs=1).fit(xtr, ytr)
+    for empty in (xtr[:0], as_float32_csr(xtr[:0]), xtr[:0].toarray()):
+        with pytest.raises(ValueError, match=r"Found array with 0 sample\(s\)"):
+            clf.predict_proba(empty)
+
+
 def test_partial_fit_learns_from_chunks(multi):
     (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
     clf = bagel.BagelClassifier()
@@ -440,7 +534,8 @@ def test_bad_parameters_name_the_parameter_with_the_clis_message(multi):
     with pytest.raises(ValueError, match=r"^sample_weight: every training row has weight 0"):
         bagel.BagelClassifier().fit(x, y, sample_weight=np.zeros(x.shape[0]))
     classes = np.unique(y)
-    with pytest.raises(ValueError, match=r"^optimizer.class_weight: every training row has weight 0"):
+    with pytest.raises(bagel.InvalidParameterError,
+                       match=r"^class_weight: every training row has weight 0"):
         bagel.BagelClassifier(class_weight={c: 0 for c in classes}).fit(x, y)
 
 

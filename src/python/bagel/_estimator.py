@@ -146,13 +146,14 @@ def _check_classes(classes) -> None:
 
 
 def _holds_text(X) -> bool:
-    """X is raw documents: a string, or a list, tuple or 1-D array of them."""
+    """X is raw documents: a string, or a list, tuple or 1-D array of them
+    (str, or bytes in UTF-8)."""
     if isinstance(X, str):
         return True
     if isinstance(X, np.ndarray):
-        return X.ndim == 1 and (X.dtype.kind == "U" or (X.dtype.kind == "O" and len(X) > 0
-                                                          and isinstance(X[0], str)))
-    return isinstance(X, (list, tuple)) and len(X) > 0 and isinstance(X[0], str)
+        return X.ndim == 1 and (X.dtype.kind in "US" or (X.dtype.kind == "O" and len(X) > 0
+                                                           and isinstance(X[0], (str, bytes))))
+    return isinstance(X, (list, tuple)) and len(X) > 0 and isinstance(X[0], (str, bytes))
 
 
 def _checked_dtype(X):
@@ -178,6 +179,48 @@ def _classes_and_ids(y: np.ndarray):
     rank = np.empty(len(order), dtype=np.int32)
     rank[order] = np.arange(len(order), dtype=np.int32)
     return distinct[order], rank[ids]
+
+
+def _comparable_labels(y: np.ndarray, classes: np.ndarray):
+    """y in classes' integer type where the two are signed and unsigned
+    integers, and which of its labels that type holds: numpy compares int64
+    with uint64 as float64, where 2**53 + 1 == 2**53. Other pairs as they are."""
+    everywhere = np.ones(y.shape, dtype=bool)
+    if not (y.dtype.kind in "iu" and classes.dtype.kind in "iu") or y.dtype.kind == classes.dtype.kind:
+        return y, everywhere
+    if classes.dtype.kind == "u":  # negative labels are no class
+        y = y.astype(np.int64)
+        held = y >= 0
+        return np.where(held, y, 0).astype(np.uint64), held
+    y = y.astype(np.uint64)
+    held = y <= np.uint64(np.iinfo(np.int64).max)
+    return np.where(held, y, 0).astype(np.int64), held
+
+
+def _document(d, row: int) -> str:
+    """One raw document, as CountVectorizer takes it: a string, or bytes as
+    UTF-8; None, NaN or a number is no document."""
+    if isinstance(d, bytes):
+        try:
+            return d.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"X: document {row}: bytes that are not UTF-8 ({e.reason} at byte "
+                             f"{e.start})") from None
+    if not isinstance(d, str):
+        raise ValueError(f"X: document {row}: expected a string, found {type(d).__name__} {d!r}")
+    return d
+
+
+def _unencodable(docs) -> ValueError:
+    """The error for the first document UTF-8 cannot hold (a lone surrogate,
+    as "surrogateescape" decoding leaves)."""
+    for row, d in enumerate(docs):
+        try:
+            d.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return ValueError(f"X: document {row}: not valid Unicode ({e.reason} at character "
+                              f"{e.start})")
+    return ValueError("X: the documents could not be passed on as UTF-8")
 
 
 def _quoted(names, limit=10) -> str:
@@ -280,10 +323,13 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                     raise ValueError(f"classes: {_quoted(list(np.unique(classes)))} differ from "
                                      f"those of the first partial_fit call, {_quoted(list(known))}")
             y_ids = self._encode(y, known, "y")
+            self._check_partial_fit_parameters(first)
             overrides = {"epochs": 1, "patience": 0}
-            if not first:  # the rates the model was trained at ("auto" resolved)
-                overrides["learning_rate"] = float(self.training_["learning_rate"])
-                overrides["bias_rate"] = float(self.training_.get("bias_rate", 1))
+            if not first:  # an "auto" rate as the model was trained at, a given one as given
+                if _plain(self.learning_rate) in (None, "auto"):
+                    overrides["learning_rate"] = float(self.training_["learning_rate"])
+                if _plain(self.bias_rate) in (None, "auto"):
+                    overrides["bias_rate"] = float(self.training_.get("bias_rate", 1))
             model = self._train(X, y_ids, known, sample_weight, None,
                                 start=None if first else self._model, overrides=overrides)
         except BaseException:
@@ -293,6 +339,25 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         self._adopt(model, known)
         self.n_iter_ = 1
         return self
+
+    def _check_partial_fit_parameters(self, first):
+        """What one pass from the current weights cannot do, said in the
+        estimator's terms before the core says it in the config's."""
+        average_from = _plain(self.average_from)
+        if isinstance(average_from, numbers.Integral) and average_from > 1:
+            raise _core.InvalidParameterError(
+                f"average_from: is {average_from}, but partial_fit trains one epoch a call "
+                "(average_from counts the epochs of one fit): leave it at 1 for partial_fit")
+        if first:
+            return
+        trained = json.loads(self._model.config_json).get("model", {})
+        for key in _MODEL_KEYS:
+            value, was = _plain(getattr(self, key)), trained.get(key)
+            if value is not None and was is not None and value != was and (
+                    key != "multiclass" or self._model.output != "sigmoid"):
+                raise _core.InvalidParameterError(
+                    f"{key}: is {value!r}, but the model partial_fit goes on from was trained "
+                    f"with {was!r}: set it back, or call fit to train anew")
 
     def _train(self, X, y_ids, classes, sample_weight, eval_set, start, overrides=None):
         train = (*csr_arrays(X), y_ids.astype(np.int32, copy=False))
@@ -320,7 +385,11 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if not isinstance(eval_set, (tuple, list)) or len(eval_set) != 2:
             raise ValueError("eval_set: expected a pair (X_valid, y_valid)")
         Xv, yv = eval_set
-        Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=_checked_dtype(Xv), reset=False)
+        try:
+            Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=_checked_dtype(Xv),
+                                   reset=False)
+        except ValueError as e:  # its messages name X and y
+            raise ValueError(f"eval_set: {e}") from e
         return (*csr_arrays(Xv), self._encode(yv, classes, "eval_set"))
 
     @staticmethod
@@ -333,9 +402,10 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"{source}: the labels are {kinds[1]} but the classes "
                              f"{_quoted(list(classes))} are {kinds[0]}")
         else:
-            ids = np.searchsorted(classes, y)
+            y_cmp, comparable = _comparable_labels(y, classes)
+            ids = np.searchsorted(classes, y_cmp)
             ids[ids == len(classes)] = 0
-            bad = np.flatnonzero(classes[ids] != y)
+            bad = np.flatnonzero(~comparable | (classes[ids] != y_cmp))
         if bad.size:
             row = int(bad[0])
             raise ValueError(f"{source}: row {row}: label '{y[row]}' is not one of the "
@@ -381,7 +451,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         value = _plain(self.threads)
         if value is None:
             return _DEFAULTS["threads"]
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or value != int(value):
+        if (isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value)
+                or value != int(value) or not 0 <= value <= 1024):
             raise _core.InvalidParameterError(f"threads: expected {_EXPECTED['threads']}, found {value!r}")
         return int(value)
 
@@ -410,6 +481,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         if _holds_text(X):
             X = self._vectorized(X)
         if is_ready_csr(X):
+            if X.shape[0] == 0:  # as check_array says it
+                raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a minimum "
+                                 f"of 1 is required by {type(self).__name__}.")
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input.")
@@ -421,8 +495,11 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         on text (bagel.load keeps it), as `bagel predict` reads them."""
         if isinstance(documents, str):
             raise ValueError("X: an iterable of documents expected, a single string received")
-        docs = [str(d) for d in documents]
-        arrays = _core.vectorize(self._model, docs, self._threads())
+        docs = [_document(d, row) for row, d in enumerate(documents)]
+        try:
+            arrays = _core.vectorize(self._model, docs, self._threads())
+        except TypeError:  # pybind11 refuses a str it cannot encode
+            raise _unencodable(docs) from None
         if arrays is None:
             raise ValueError("X holds text, but this model was trained on numbers (a feature matrix): "
                              "vectorise the documents as its training data was, e.g. with the same "
@@ -502,7 +579,10 @@ def load(path: str) -> BagelClassifier:
     layer = config.get("model", {}).get("layer")
     if layer is not None:
         params["layer"] = layer
-    if model.output in ("softmax", "ovr"):  # two classes: the sigmoid whatever multiclass says
+    multiclass = config.get("model", {}).get("multiclass")
+    if multiclass in ("softmax", "ovr"):  # as set: two classes train a sigmoid whatever it says
+        params["multiclass"] = multiclass
+    elif model.output in ("softmax", "ovr"):
         params["multiclass"] = model.output
     clf = BagelClassifier(**params)
     clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes, model.class_type))
