@@ -336,7 +336,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(existing_folder());
   cmd->add_option("-i,--input", o.input,
                   "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
-                  "arrives (svmlight with --zero-based true/false: predicted as it arrives); raw "
+                  "arrives (svmlight with a known base: --zero-based true/false, or a model trained on "
+                  "svmlight: predicted as it arrives); raw "
                   "text (a file or a folder) for a model trained on text")
       ->required()
       ->check(input_path(true));
@@ -400,7 +401,11 @@ int run_predict(const PredictOptions& o) {
 
   // A stream of svmlight with a known base is predicted as it arrives;
   // anything else is read whole first ("auto" needs every index, a zip is
-  // read from its end).
+  // read from its end). "auto" knows the base before the first line where
+  // the model recorded its training svmlight's: the whole input read with
+  // "auto" and brought to that base (align_to_trained_base) is the input
+  // read with it.
+  const ZeroBased stream_base = zero_based != ZeroBased::kAuto ? zero_based : trained_zero_based(model);
   std::unique_ptr<InputStream> stream;
   std::unique_ptr<SvmlightStream> rows;
   std::unique_ptr<NpzRowChunks> chunks;
@@ -427,8 +432,8 @@ int run_predict(const PredictOptions& o) {
   } else if (is_stream(o.input)) {
     stream = std::make_unique<InputStream>(o.input);
     format = feature_format(o.input, stream->peek(kFormatMagicBytes));
-    if (format == FeatureFormat::kSvmlight && zero_based != ZeroBased::kAuto)
-      rows = std::make_unique<SvmlightStream>(*stream, zero_based);
+    if (format == FeatureFormat::kSvmlight && stream_base != ZeroBased::kAuto)
+      rows = std::make_unique<SvmlightStream>(*stream, stream_base);
     else
       x = read_features(*stream, zero_based, &in_file, &format, &read_base);
   } else if (feature_format_of(o.input) == FeatureFormat::kNpz &&
@@ -460,7 +465,16 @@ int run_predict(const PredictOptions& o) {
   PredictionWriter writer(model, o, output.stream());
   const auto t_predict = Clock::now();
   if (rows) {
-    predict_streaming(*rows, labels, model, o, writer, output.stream());
+    try {
+      predict_streaming(*rows, labels, model, o, writer, output.stream());
+    } catch (const IndexZeroError& e) {
+      if (zero_based != ZeroBased::kAuto) throw;
+      throw FileError(e.file(),
+                      e.message() + ": it is read one-based, as the model's training svmlight was "
+                                    "(model.json config.train.zero_based is \"false\"); give "
+                                    "--zero-based true or false to say how it counts its indices",
+                      e.line());
+    }
   } else if (chunks) {
     predict_chunks(*chunks, y, writer);
   } else {

@@ -121,11 +121,42 @@ class Streams(unittest.TestCase):
         self.assertEqual(metrics_fifo.read_text(), metrics_file.read_text())
 
     def test_known_index_base_predicts_rows_as_they_arrive(self):
+        self.assert_predicts_as_rows_arrive("--zero-based", "true")
+
+    def test_auto_takes_the_base_the_model_recorded_and_predicts_rows_as_they_arrive(self):
+        # The model was trained on zero-based svmlight: "auto" reads any
+        # input zero-based (align_to_trained_base), known before line 1.
+        self.assertEqual(json.loads((self.model / "model.json").read_text())
+                         ["config"]["train"]["zero_based"], "true")
+        self.assert_predicts_as_rows_arrive()
+
+    def test_a_stream_with_index_0_after_a_one_based_model_names_the_line(self):
+        rng = np.random.default_rng(4)
+        x = sp.random(200, 20, density=0.2, format="csr", random_state=rng)
+        x[:, 0] = 0
+        x.eliminate_zeros()
+        y = np.arange(200) % 2
+        one = self.case / "one.svm"
+        dump_svmlight_file(x, y, one, zero_based=False)
+        config = self.case / "one.json"
+        config.write_text(json.dumps({"train": {"features": str(one)}, "output": str(self.case / "m1"),
+                                      "optimizer": {"epochs": 1}}))
+        proc = run_bagel("train", "--config", config, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = b"1 1:1 3:2\n0 2:1\n1 0:1 4:1\n"
+        proc = run_bagel("predict", "-m", self.case / "m1", "-i", "-", stdin=rows)
+        self.assert_one_line_error(proc, "<stdin>:3: index 0 in '0:1' but zero_based is false")
+        self.assertIn(b"it is read one-based, as the model's training svmlight was", proc.stderr)
+        proc = run_bagel("predict", "-m", self.case / "m1", "-i", "-", "--zero-based", "true",
+                         stdin=rows)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def assert_predicts_as_rows_arrive(self, *base):
         lines = self.test_svm.read_bytes().splitlines(keepends=True)
         expected = self.predict_file(self.test_svm, "--zero-based", "true").splitlines(keepends=True)
         got = queue.Queue()
         with subprocess.Popen([BAGEL, "predict", "-m", self.model, "-i", "-",
-                               "--zero-based", "true", "--quiet"],
+                               *base, "--quiet"],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE) as proc:
             reader = threading.Thread(
