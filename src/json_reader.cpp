@@ -101,6 +101,10 @@ std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallba
   if (v->is_number_float()) {
     const double d = v->get<double>();
     if (std::floor(d) == d && std::abs(d) < 9e15) return static_cast<std::int64_t>(d);
+    // A whole number past 64 bits, which JSON's parser keeps as a double.
+    if (std::floor(d) == d)
+      throw ConfigError(field(key), "expected an integer from -9223372036854775808 to "
+                                    "9223372036854775807, found " + v->dump());
   }
   throw ConfigError(field(key), "expected an integer, found " + type_name(*v) + " " + v->dump());
 }

@@ -81,6 +81,12 @@ TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
   EXPECT_NE(error_of(doc).find("optimizer.epochs: expected an integer up to 9223372036854775807, "
                                "found 9223372036854775808"),
             std::string::npos) << error_of(doc);
+  // Past 64 bits the JSON parser keeps a double ("expected an integer, found a number").
+  doc = minimal();
+  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 18446744073709551616})");
+  EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer from -9223372036854775808 to "
+                               "9223372036854775807, found 1.8446744073709552e+19"),
+            std::string::npos) << error_of(doc);
 }
 
 TEST(Config, AnEmptyFeaturesPathNamesTheKey) {
