@@ -161,7 +161,7 @@ void check_model_dir(const fs::path& dir, bool force) {
     case ModelDirState::kNotAFolder:
       throw FileError(dir.string(),
                       "is a file, not a folder; the model is a folder (model.json, weight.npy, "
-                      "bias.npy): choose another path (-o DIR)");
+                      "bias.npy): choose another path");
     case ModelDirState::kOtherFiles:
       if (!force) refuse_foreign_folder(dir);
       refuse_foreign_model_files(dir);

@@ -87,6 +87,12 @@ TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
   EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer from -9223372036854775808 to "
                                "9223372036854775807, found 1.8446744073709552e+19"),
             std::string::npos) << error_of(doc);
+  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 1e16})");  // within 64 bits, maybe rounded
+  EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer, found 1e+16: from 9e15 on, "
+                               "write it in digits alone"),
+            std::string::npos) << error_of(doc);
+  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 10000000000000000})");
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.seed, 10000000000000000u);
 }
 
 TEST(Config, AnEmptyFeaturesPathNamesTheKey) {

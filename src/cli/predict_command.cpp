@@ -404,8 +404,11 @@ int run_predict(const PredictOptions& o) {
   // read from its end). "auto" knows the base before the first line where
   // the model recorded its training svmlight's: the whole input read with
   // "auto" and brought to that base (align_to_trained_base) is the input
-  // read with it.
-  const ZeroBased stream_base = zero_based != ZeroBased::kAuto ? zero_based : trained_zero_based(model);
+  // read with it. With --metrics it is read whole all the same, so that
+  // labels that are not the model's classes stop it before any prediction.
+  const ZeroBased stream_base = zero_based != ZeroBased::kAuto || !o.metrics.empty()
+                                    ? zero_based
+                                    : trained_zero_based(model);
   std::unique_ptr<InputStream> stream;
   std::unique_ptr<SvmlightStream> rows;
   std::unique_ptr<NpzRowChunks> chunks;

@@ -144,12 +144,17 @@ int run_train(const TrainOptions& o) {
       return load_training_data(config, start_classes ? &*start_classes : nullptr,
                                 start ? start->vectorizer : nullptr);
     } catch (const IndexZeroError& e) {
-      if (!base_from_init) throw;
+      // The training file, or a valid file that follows its base: read
+      // one-based because of the model, not because the config said so.
+      const bool valid_follows = config.valid && config.valid->zero_based == ZeroBased::kAuto &&
+                                 e.file() == input_name(config.valid->features);
+      if (!base_from_init || (e.file() != input_name(config.train.features) && !valid_follows))
+        throw;
       throw FileError(e.file(),
                       e.message() + ": it was read one-based, as the model given as init (" +
                           config.init + ") was trained (its model.json config.train.zero_based "
-                          "is \"false\"); set train.zero_based to say how this file counts its "
-                          "indices",
+                          "is \"false\"); set train.zero_based to true or false to say how this "
+                          "file counts its indices",
                       e.line());
     }
   }();

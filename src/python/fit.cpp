@@ -1,5 +1,6 @@
 #include "fit.h"
 
+#include <cctype>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -24,12 +25,18 @@ std::string parameter_of(const std::string& field) {
 }
 
 // A config error as the estimator's: the field and the keys its message
-// names ("set optimizer.epochs") are parameters here.
+// names ("set optimizer.epochs") are parameters here. A key is named after a
+// space or a parenthesis; a quoted "optimizer.x" is a value and stays.
 ConfigError as_parameter_error(const ConfigError& e) {
   std::string message = e.message();
   for (const std::string key : {"optimizer.", "model.multiclass", "model.layer"}) {
-    for (std::size_t at = message.find(key); at != std::string::npos; at = message.find(key, at))
-      message.erase(at, key.find('.') + 1);
+    const std::size_t prefix = key.find('.') + 1;
+    for (std::size_t at = message.find(key); at != std::string::npos; at = message.find(key, at + 1)) {
+      const bool named = at == 0 || message[at - 1] == ' ' || message[at - 1] == '(';
+      const bool whole = at + key.size() < message.size() &&
+                         (std::islower(static_cast<unsigned char>(message[at + prefix])) != 0);
+      if (named && whole) message.erase(at, prefix);
+    }
   }
   return ConfigError(parameter_of(e.field()), message);
 }

@@ -151,6 +151,16 @@ class Streams(unittest.TestCase):
                          stdin=rows)
         self.assertEqual(proc.returncode, 0, proc.stderr)
 
+    def test_metrics_on_a_stream_are_refused_before_any_prediction(self):
+        # --metrics reads the stream whole: labels that are not the model's
+        # classes stop it before a line is printed, as for a regular file.
+        rows = b"7 0:1 3:2\n8 2:1\n"
+        proc = run_bagel("predict", "-m", self.model, "-i", "-", "--metrics", self.case / "m.json",
+                         stdin=rows)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertEqual(proc.stdout, b"")
+        self.assertIn(b"--metrics", proc.stderr)
+
     def assert_predicts_as_rows_arrive(self, *base):
         lines = self.test_svm.read_bytes().splitlines(keepends=True)
         expected = self.predict_file(self.test_svm, "--zero-based", "true").splitlines(keepends=True)

@@ -467,7 +467,19 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
                       % self.path("one"), result.stderr)
         self.assertIn("set train.zero_based", result.stderr)
         self.assertFalse(os.path.exists(self.path("warm")))
-        cfg["train"]["zero_based"] = "true"
+        # A valid file said to be one-based is the config's doing, not the model's.
+        one = self.path("one-based.svm")
+        dump_svmlight_file(self.v, self.y[200:], one, zero_based=False)
+        cfg["train"] = {"features": one}
+        cfg["valid"] = {"features": zero, "zero_based": "false"}
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn(zero + ":", result.stderr)
+        self.assertNotIn("as the model given as init", result.stderr)
+        del cfg["valid"]
+        cfg["train"] = {"features": zero, "zero_based": "true"}
         with open(cfg_path, "w") as f:
             json.dump(cfg, f)
         result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")

@@ -337,6 +337,21 @@ def test_a_text_model_predicts_raw_documents_as_bagel_predict_does(tmp_path):
         numbers.predict(docs)
 
 
+def test_bytes_documents_are_decoded_with_the_models_decode_error(tmp_path):
+    lines = ["__label__a the cat sat on the mat", "__label__b stock prices fell today",
+             "__label__a a cat and a dog", "__label__b markets and prices rose"]
+    (tmp_path / "t.txt").write_text("\n".join(lines) + "\n")
+    (tmp_path / "c.json").write_text(json.dumps({"train": {"text": "t.txt", "decode_error": "replace"},
+                                                 "output": "m", "optimizer": {"epochs": 3}}))
+    run_bagel("train", "-c", tmp_path / "c.json", "--quiet")
+    docs = [b"the \xff cat fell", b"prices \xc3 rose"]
+    (tmp_path / "new.txt").write_bytes(b"\n".join(docs) + b"\n")
+    printed = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "new.txt", "--text-format",
+                        "lines", "--proba", "-q").stdout
+    expected = np.array([[float(v) for v in row.split(",")] for row in printed.splitlines()[1:]])
+    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict_proba(docs), expected)
+
+
 def test_a_text_model_takes_strings_and_utf8_bytes_and_refuses_other_documents(tmp_path):
     # As CountVectorizer.transform: bytes are UTF-8 text; None, NaN and
     # numbers are no document (they had been read as the words "none", "nan").
@@ -349,6 +364,13 @@ def test_a_text_model_takes_strings_and_utf8_bytes_and_refuses_other_documents(t
     for bad, found in ((None, "NoneType None"), (np.nan, "float nan"), (3, "int 3")):
         with pytest.raises(ValueError, match=f"^X: document 1: expected a string, found {found}$"):
             clf.predict(["the cat", bad])
+        with pytest.raises(ValueError, match=f"^X: document 0: expected a string, found {found}$"):
+            clf.predict([bad, "the cat"])
+    with pytest.raises(ValueError, match="a single string"):
+        clf.predict(b"the cat")
+    # A bad parameter is said as such, not as the documents' fault.
+    with pytest.raises(bagel.InvalidParameterError, match=r"^threads: expected"):
+        bagel.load(tmp_path / "m").set_params(threads="x").predict(["the cat"])
     with pytest.raises(ValueError, match=r"^X: document 0: bytes that are not UTF-8"):
         clf.predict([b"\xff cat"])
     with pytest.raises(ValueError, match=r"^X: document 1: not valid Unicode"):

@@ -2,10 +2,12 @@
 returns, the inputs it accepts, and the errors it raises."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import accuracy_score, log_loss
 
 import bagel
@@ -289,10 +291,26 @@ def test_partial_fit_takes_a_rate_set_between_calls(multi):
     assert changed.training_["learning_rate"] == 0.5 and changed.training_["bias_rate"] == 3.0
     assert not np.array_equal(kept.coef_, changed.coef_)
     assert not np.array_equal(kept.intercept_, changed.intercept_)
-    # "auto" keeps the rate the first call chose.
+    # "auto" keeps the rate the first call chose, and takes it back after a number.
     auto = bagel.BagelClassifier().partial_fit(xtr[:h], ytr[:h], classes=np.unique(ytr))
     first = auto.training_["learning_rate"]
     assert auto.partial_fit(xtr[h:], ytr[h:]).training_["learning_rate"] == first
+    auto.set_params(learning_rate=3.0).partial_fit(xtr[h:], ytr[h:])
+    assert auto.training_["learning_rate"] == 3.0
+    assert auto.set_params(learning_rate="auto").partial_fit(xtr[h:], ytr[h:]).training_[
+        "learning_rate"] == first
+
+
+def test_partial_fit_goes_on_at_the_rate_a_divergence_lowered(multi):
+    (xtr, ytr) = multi["train"]
+    with pytest.warns(ConvergenceWarning, match="restarting at learning_rate"):
+        clf = bagel.BagelClassifier(learning_rate=50.0, schedule="constant", epochs=2).fit(xtr, ytr)
+    lowered = clf.training_["learning_rate"]
+    assert lowered < 50.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # not restarted again from 50
+        clf.partial_fit(xtr, ytr)
+    assert clf.training_["learning_rate"] == lowered
 
 
 def test_partial_fit_says_what_it_cannot_change(multi):
@@ -301,17 +319,28 @@ def test_partial_fit_says_what_it_cannot_change(multi):
     with pytest.raises(bagel.InvalidParameterError,
                        match=r"^average_from: is 5, but partial_fit trains one epoch a call"):
         bagel.BagelClassifier(average=True, average_from=5).partial_fit(xtr, ytr, classes=classes)
-    clf = bagel.BagelClassifier(epochs=2).fit(xtr, ytr)
-    with pytest.raises(bagel.InvalidParameterError,
-                       match=r"^multiclass: is 'softmax', but the model partial_fit goes on from "
-                             r"was trained with 'ovr': set it back, or call fit"):
-        clf.set_params(multiclass="softmax").partial_fit(xtr, ytr)
-    with pytest.raises(bagel.InvalidParameterError, match=r"^layer: is 'dense'"):
-        clf.set_params(multiclass="ovr", layer="dense").partial_fit(xtr, ytr)
+    with pytest.raises(bagel.InvalidParameterError, match=r"^average_from: is 2.0, but partial_fit"):
+        bagel.BagelClassifier(average=True, average_from=2.0).partial_fit(xtr, ytr, classes=classes)
+    for multiclass in ("ovr", None):  # None: the model's config names no head
+        clf = bagel.BagelClassifier(epochs=2, multiclass=multiclass).fit(xtr, ytr)
+        with pytest.raises(bagel.InvalidParameterError,
+                           match=r"^multiclass: is 'softmax', but the model partial_fit goes on from "
+                                 r"has a 'ovr' head: set it back, or call fit"):
+            clf.set_params(multiclass="softmax").partial_fit(xtr, ytr)
+    # The layer is how the sums are computed, as `bagel train` with init takes another.
+    clf.set_params(multiclass="ovr", layer="dense").partial_fit(xtr, ytr)
     # Messages name parameters, not the config's keys.
     with pytest.raises(bagel.InvalidParameterError, match=r"^average_from: is 500, past the last "
                                                           r"epoch .*: set epochs$"):
         bagel.BagelClassifier(average=True, average_from=500).fit(xtr, ytr)
+
+
+def test_messages_name_parameters_but_quote_values_as_given(multi):
+    (xtr, ytr) = multi["train"]
+    with pytest.raises(bagel.InvalidParameterError, match=r'found "optimizer.linear"'):
+        bagel.BagelClassifier(schedule="optimizer.linear").fit(xtr, ytr)
+    with pytest.raises(bagel.InvalidParameterError, match=r'found "model.layer"'):
+        bagel.BagelClassifier(deterministic_method="model.layer").fit(xtr, ytr)
 
 
 def test_load_keeps_softmax_set_for_two_classes(binary, tmp_path):

@@ -28,6 +28,7 @@ _DEFAULTS = json.loads(_core.default_parameters())
 # Estimator parameters that are keys of the config's "optimizer" section.
 _MODEL_KEYS = ("layer", "multiclass")
 _OPTIMIZER_KEYS = [k for k in _DEFAULTS if k not in _MODEL_KEYS]
+_RATE_KEYS = ("learning_rate", "bias_rate")
 
 
 # What a parameter that json cannot write was expected to be, for its error.
@@ -148,12 +149,17 @@ def _check_classes(classes) -> None:
 def _holds_text(X) -> bool:
     """X is raw documents: a string, or a list, tuple or 1-D array of them
     (str, or bytes in UTF-8)."""
-    if isinstance(X, str):
+    if isinstance(X, (str, bytes)):
         return True
     if isinstance(X, np.ndarray):
-        return X.ndim == 1 and (X.dtype.kind in "US" or (X.dtype.kind == "O" and len(X) > 0
-                                                           and isinstance(X[0], (str, bytes))))
-    return isinstance(X, (list, tuple)) and len(X) > 0 and isinstance(X[0], (str, bytes))
+        return X.ndim == 1 and (X.dtype.kind in "US" or (X.dtype.kind == "O" and _any_text(X)))
+    return isinstance(X, (list, tuple)) and _any_text(X)
+
+
+def _any_text(items) -> bool:
+    """Some item is a document: then the others must be too (None or NaN
+    among strings is an error naming it, not a matrix to convert)."""
+    return any(isinstance(d, (str, bytes)) for d in items)
 
 
 def _checked_dtype(X):
@@ -197,15 +203,16 @@ def _comparable_labels(y: np.ndarray, classes: np.ndarray):
     return np.where(held, y, 0).astype(np.int64), held
 
 
-def _document(d, row: int) -> str:
+def _document(d, row: int, errors: str = "strict") -> str:
     """One raw document, as CountVectorizer takes it: a string, or bytes as
-    UTF-8; None, NaN or a number is no document."""
+    UTF-8 with the model's decode_error (as `bagel predict` reads a file);
+    None, NaN or a number is no document."""
     if isinstance(d, bytes):
         try:
-            return d.decode("utf-8")
+            return d.decode("utf-8", errors)
         except UnicodeDecodeError as e:
             raise ValueError(f"X: document {row}: bytes that are not UTF-8 ({e.reason} at byte "
-                             f"{e.start})") from None
+                             f"{e.start}; the model's decode_error is \"{errors}\")") from None
     if not isinstance(d, str):
         raise ValueError(f"X: document {row}: expected a string, found {type(d).__name__} {d!r}")
     return d
@@ -292,6 +299,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             self._forget()  # an interrupted or failed fit leaves no half-fitted estimator
             raise
         self._adopt(model, classes)
+        self._note_rates()
         self.n_iter_ = int(self.training_["epochs_run"])
         return self
 
@@ -325,11 +333,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             y_ids = self._encode(y, known, "y")
             self._check_partial_fit_parameters(first)
             overrides = {"epochs": 1, "patience": 0}
-            if not first:  # an "auto" rate as the model was trained at, a given one as given
-                if _plain(self.learning_rate) in (None, "auto"):
-                    overrides["learning_rate"] = float(self.training_["learning_rate"])
-                if _plain(self.bias_rate) in (None, "auto"):
-                    overrides["bias_rate"] = float(self.training_.get("bias_rate", 1))
+            if not first:
+                overrides.update(self._partial_fit_rates())
             model = self._train(X, y_ids, known, sample_weight, None,
                                 start=None if first else self._model, overrides=overrides)
         except BaseException:
@@ -337,27 +342,58 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 self._forget()
             raise
         self._adopt(model, known)
+        self._note_rates()
         self.n_iter_ = 1
         return self
+
+    def _asked_rate(self, key):
+        value = _plain(getattr(self, key))
+        return _DEFAULTS[key] if value is None else value
+
+    def _partial_fit_rates(self) -> dict:
+        """The rates of a later partial_fit call. Asked as before: where the
+        model got to (a rate that diverged was lowered). A number set since:
+        that number, as SGDClassifier takes a new eta0. "auto" set since a
+        number: the rate calibrated on an earlier chunk, or, where none was,
+        one calibrated on this chunk."""
+        asked_before = getattr(self, "_rates_asked_", {})
+        calibrated = getattr(self, "_rates_calibrated_", {})
+        ran = {"learning_rate": float(self.training_["learning_rate"]),
+               "bias_rate": float(self.training_.get("bias_rate", 1))}
+        rates = {}
+        for key in _RATE_KEYS:
+            now = self._asked_rate(key)
+            if now == asked_before.get(key, now):
+                rates[key] = ran[key]
+            elif now != "auto":
+                rates[key] = now
+            elif key in calibrated:
+                rates[key] = calibrated[key]
+        return rates
+
+    def _note_rates(self):
+        """What this model's rates were asked as, and the calibrated ones
+        (kept across the partial_fit calls that do not calibrate)."""
+        self._rates_asked_ = {key: self._asked_rate(key) for key in _RATE_KEYS}
+        calibration = self.training_.get("rate_calibration")
+        if isinstance(calibration, dict) and "rate" in calibration:
+            self._rates_calibrated_ = {"learning_rate": float(calibration["rate"]),
+                                       "bias_rate": float(calibration.get("bias_rate", 1))}
 
     def _check_partial_fit_parameters(self, first):
         """What one pass from the current weights cannot do, said in the
         estimator's terms before the core says it in the config's."""
         average_from = _plain(self.average_from)
-        if isinstance(average_from, numbers.Integral) and average_from > 1:
+        if (isinstance(average_from, numbers.Real) and not isinstance(average_from, bool)
+                and average_from > 1):
             raise _core.InvalidParameterError(
                 f"average_from: is {average_from}, but partial_fit trains one epoch a call "
                 "(average_from counts the epochs of one fit): leave it at 1 for partial_fit")
-        if first:
-            return
-        trained = json.loads(self._model.config_json).get("model", {})
-        for key in _MODEL_KEYS:
-            value, was = _plain(getattr(self, key)), trained.get(key)
-            if value is not None and was is not None and value != was and (
-                    key != "multiclass" or self._model.output != "sigmoid"):
-                raise _core.InvalidParameterError(
-                    f"{key}: is {value!r}, but the model partial_fit goes on from was trained "
-                    f"with {was!r}: set it back, or call fit to train anew")
+        multiclass, head = _plain(self.multiclass), None if first else self._model.output
+        if head in ("ovr", "softmax") and multiclass is not None and multiclass != head:
+            raise _core.InvalidParameterError(
+                f"multiclass: is {multiclass!r}, but the model partial_fit goes on from has a "
+                f"{head!r} head: set it back, or call fit to train anew")
 
     def _train(self, X, y_ids, classes, sample_weight, eval_set, start, overrides=None):
         train = (*csr_arrays(X), y_ids.astype(np.int32, copy=False))
@@ -493,11 +529,13 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
     def _vectorized(self, documents):
         """Raw documents through the vectorizer of a model `bagel train` fitted
         on text (bagel.load keeps it), as `bagel predict` reads them."""
-        if isinstance(documents, str):
+        if isinstance(documents, (str, bytes)):
             raise ValueError("X: an iterable of documents expected, a single string received")
-        docs = [_document(d, row) for row, d in enumerate(documents)]
+        errors = json.loads(self._model.config_json).get("train", {}).get("decode_error", "strict")
+        docs = [_document(d, row, errors) for row, d in enumerate(documents)]
+        threads = self._threads()
         try:
-            arrays = _core.vectorize(self._model, docs, self._threads())
+            arrays = _core.vectorize(self._model, docs, threads)
         except TypeError:  # pybind11 refuses a str it cannot encode
             raise _unencodable(docs) from None
         if arrays is None:
@@ -586,5 +624,6 @@ def load(path: str) -> BagelClassifier:
         params["multiclass"] = model.output
     clf = BagelClassifier(**params)
     clf._adopt(model, _classes_from_names(list(model.classes), model.numeric_classes, model.class_type))
+    clf._note_rates()
     clf.n_iter_ = int(clf.training_.get("epochs_run", 0))
     return clf
