@@ -343,6 +343,25 @@ def test_messages_name_parameters_but_quote_values_as_given(multi):
         bagel.BagelClassifier(deterministic_method="model.layer").fit(xtr, ytr)
 
 
+def test_partial_fit_takes_a_chunk_that_weighs_nothing_as_sgdclassifier_does(multi):
+    (xtr, ytr) = multi["train"]
+    classes = np.unique(ytr)
+    clf = bagel.BagelClassifier(class_weight={classes[0]: 0})
+    clf.partial_fit(xtr, ytr, classes=classes)
+    coef, intercept = clf.coef_.copy(), clf.intercept_.copy()
+    only = ytr == classes[0]
+    clf.partial_fit(xtr[only], ytr[only])
+    clf.partial_fit(xtr[:5], ytr[:5], sample_weight=np.zeros(5))
+    np.testing.assert_array_equal(clf.coef_, coef)
+    np.testing.assert_array_equal(clf.intercept_, intercept)
+    with pytest.raises(ValueError, match=r"sample_weight contains NaN"):  # still checked
+        clf.partial_fit(xtr[:2], ytr[:2], sample_weight=[np.nan, 0])
+    # The first call has no model to keep: nothing to learn from is an error there.
+    with pytest.raises(ValueError, match=r"every training row has weight 0"):
+        bagel.BagelClassifier().partial_fit(xtr[:5], ytr[:5], classes=classes,
+                                            sample_weight=np.zeros(5))
+
+
 def test_load_keeps_softmax_set_for_two_classes(binary, tmp_path):
     (xtr, ytr) = binary["train"]
     bagel.BagelClassifier(epochs=2, multiclass="softmax").fit(xtr, ytr).save(tmp_path / "m")

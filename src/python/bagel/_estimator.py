@@ -332,6 +332,10 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                                      f"those of the first partial_fit call, {_quoted(list(known))}")
             y_ids = self._encode(y, known, "y")
             self._check_partial_fit_parameters(first)
+            if not first and self._weigh_nothing(y_ids, known, sample_weight):
+                # Nothing to learn from: SGDClassifier takes such a chunk, moving no weight.
+                self.n_iter_ = 1
+                return self
             overrides = {"epochs": 1, "patience": 0}
             if not first:
                 overrides.update(self._partial_fit_rates())
@@ -345,6 +349,18 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         self._note_rates()
         self.n_iter_ = 1
         return self
+
+    def _weigh_nothing(self, y_ids, classes, sample_weight) -> bool:
+        """Every row weighs 0 (its sample weight times its class's weight).
+        Weights that are not numbers >= 0 are left for fit's checks."""
+        try:
+            w = np.ones(len(y_ids)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
+            if isinstance(self.class_weight, dict):
+                by_name = {_class_name(k): float(_plain(v)) for k, v in self.class_weight.items()}
+                w = w * np.array([by_name.get(_class_name(c), 1.0) for c in classes])[y_ids]
+        except (TypeError, ValueError):
+            return False
+        return w.shape == (len(y_ids),) and len(w) > 0 and bool(np.all(w == 0))
 
     def _asked_rate(self, key):
         value = _plain(getattr(self, key))
