@@ -23,6 +23,21 @@ namespace {
 // Parts of a file populated by one thread each are at least this large.
 constexpr std::size_t kPopulatePartBytes = std::size_t{4} << 20;
 
+std::vector<std::byte> read_to_end(int fd, const std::string& path) {
+  std::vector<std::byte> bytes;
+  std::size_t filled = 0;
+  while (true) {
+    if (bytes.size() - filled < 4096) bytes.resize(std::max<std::size_t>(2 * bytes.size(), filled + 4096));
+    const ssize_t n = ::read(fd, bytes.data() + filled, bytes.size() - filled);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw FileError(path, std::string("cannot read: ") + std::strerror(errno));
+    if (n == 0) break;
+    filled += static_cast<std::size_t>(n);
+  }
+  bytes.resize(filled);
+  return bytes;
+}
+
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path) : path_(input_name(path)) {
@@ -63,7 +78,14 @@ void MappedFile::map(int fd, const std::string& path) {
   // (it changed since is_stream looked) would map as nothing at all.
   if (!S_ISREG(st.st_mode)) throw FileError(path, "is not a regular file; cannot be mapped");
   size_ = static_cast<std::size_t>(st.st_size);
-  if (size_ == 0) return;
+  if (size_ == 0) {
+    // A size of 0 need not be empty: /proc and /sys files say 0 and hold
+    // what read() gives them.
+    read_in_ = read_to_end(fd, path);
+    data_ = read_in_.data();
+    size_ = read_in_.size();
+    return;
+  }
   void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) throw FileError(path, std::string("cannot map: ") + std::strerror(errno));
   data_ = static_cast<const std::byte*>(p);

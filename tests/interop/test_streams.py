@@ -198,6 +198,16 @@ class Streams(unittest.TestCase):
         proc = run_bagel("predict", "-m", self.model, "-i", "-", stdin=b"# only a comment\n\n")
         self.assert_one_line_error(proc, "<stdin>: no rows")
 
+    @unittest.skipUnless(os.path.exists("/proc/self/status"), "needs /proc")
+    def test_a_file_that_says_size_0_is_read_not_taken_as_empty(self):
+        # /proc files report a size of 0 and hold what read() gives.
+        proc = run_bagel("predict", "-m", self.model, "-i", "/proc/self/status")
+        self.assert_one_line_error(proc, "/proc/self/status:1: expected a numeric label first on "
+                                         "the line, found 'Name:'")
+        proc = run_bagel("convert", "/proc/self/status", self.case / "x.npz")
+        self.assert_one_line_error(proc, "/proc/self/status:1:")
+        self.assertFalse((self.case / "x.npz").exists())
+
     def test_an_empty_regular_file_still_predicts_zero_rows(self):
         empty = self.case / "empty.svm"
         empty.write_bytes(b"")
