@@ -379,6 +379,10 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   std::string part;
   std::vector<std::string> names;
   while (std::getline(parts, part, '.')) names.push_back(part);
+  if (key.back() == '.' || std::find(names.begin(), names.end(), "") != names.end())
+    throw UsageError("--set " + assignment,
+                     "expected KEY.PATH=VALUE without an empty key between dots, e.g. "
+                     "optimizer.epochs=10");
   const auto not_an_object = [&] {
     return UsageError("--set " + assignment, "cannot set a key inside a value that is not an object");
   };
@@ -427,6 +431,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
     c.optimizer.average_auto = true;  // the config's default, as in parse_optimizer
   }
   c.output = resolve(root.get_string("output", c.output), base_dir);
+  if (c.output.empty()) throw ConfigError("output", "is empty, expected the model's folder");
   if (root.has("init") && !doc.at("init").is_null())
     c.init = resolve(root.get_string("init", ""), base_dir);
   else root.get_string("init", "");  // mark as known

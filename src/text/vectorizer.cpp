@@ -195,6 +195,9 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
     throw ConfigError(reader.field(wrong), std::string("not an option of the \"") +
                                                name_of(o.kind, kKinds) + "\" vectorizer");
   reader.finish();
+  // The token pattern compiles now, so that a bad one is the config's (or
+  // the --set's) error before any text is read.
+  if (section.contains("token_pattern")) Analyzer(o.analyzer, path.empty() ? "" : path + ".");
   return o;
 }
 

@@ -417,6 +417,22 @@ class TextErrors(unittest.TestCase):
         self.assert_error(proc, 1, "token_pattern", "empty vocabulary")
         self.assertNotIn("stop_words", proc.stderr)
 
+    def test_set_errors_found_after_parsing_still_name_the_set_and_exit_2(self):
+        config = self.dir / "t.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m"}))
+        for assignment in (".epochs=3", "optimizer..epochs=3", "optimizer.=3"):
+            proc = run_bagel("train", "--config", config, "--set", assignment)
+            self.assert_error(proc, 2, f"--set {assignment}: expected KEY.PATH=VALUE without an "
+                                       "empty key between dots")
+        self.assert_error(run_bagel("train", "--config", config, "--set", "output="), 2,
+                          exact="--set output=: is empty, expected the model's folder")
+        # A token pattern compiles with the config, before any text is read.
+        proc = run_bagel("train", "--config", config, "--set", "vectorizer.token_pattern=(")
+        self.assert_error(proc, 2, "--set vectorizer.token_pattern=(: not a regular expression")
+        proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "p.npz",
+                         "--set", "token_pattern=(")
+        self.assert_error(proc, 2, "--set token_pattern", "not a regular expression")
+
     def test_a_features_valid_set_for_a_text_model_names_its_own_set(self):
         config = self.dir / "c.json"
         config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m"}))
