@@ -307,6 +307,22 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
   return out;
 }
 
+std::vector<std::string> text_format_notes(const TrainConfig& config) {
+  std::vector<std::string> notes;
+  const auto note = [&](const DataSpec& spec, const std::string& split) {
+    if (!spec.text || spec.text_format) return;
+    try {
+      if (detect_text_format(spec.text->path, !spec.text->labels_path.empty()) == TextFormat::csv)
+        notes.push_back(csv_by_name_note(spec.text->path, split + ".format \"lines\""));
+    } catch (const Error&) {
+      // load_training_data reports it, in its order.
+    }
+  };
+  note(config.train, "train");
+  if (config.valid) note(*config.valid, "valid");
+  return notes;
+}
+
 ZeroBased trained_zero_based(const Model& model) {
   const auto train = model.config.find("train");
   if (train == model.config.end() || !train->is_object()) return ZeroBased::kAuto;
@@ -331,11 +347,12 @@ void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
 }
 
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
-                                int threads) {
+                                int threads, bool format_detected) {
   const nlohmann::json train = model.config.value("train", nlohmann::json::object());
   TextInput input;
   input.path = path;
   input.format = format;
+  input.format_detected = format_detected;
   input.label_prefix = train.value("label_prefix", input.label_prefix);
   input.tsv_label_column = train.value("label_column", input.tsv_label_column);
   input.tsv_text_column = train.value("text_column", input.tsv_text_column);

@@ -103,11 +103,12 @@ struct TrainingData {
 TrainingData load_training_data(const TrainConfig& config, const Classes* classes = nullptr,
                                 std::shared_ptr<const Vectorizer> fitted = nullptr);
 
-// Raw text for `model` (trained on text): read with the settings its
-// training text was read with (model.config's "train": label prefix,
-// columns, quoting, decode_error) in `format`, vectorised by the model's
-// vectorizer. One row per document: a fastText line's first label is its
-// label, and lines without labels are kept (the result then has no labels).
+// What `bagel train` and `tune` note before reading a config's text: each
+// split whose "auto" format takes a *.csv for a table by its name alone
+// (csv_by_name_note, text_format.h). Looks at each text file's first line;
+// a file that cannot be read gives no note (reading it says why).
+std::vector<std::string> text_format_notes(const TrainConfig& config);
+
 // The base `model`'s training svmlight was read with (model.config's
 // train.zero_based, TrainingData::zero_based): kTrue or kFalse, or kAuto
 // where unknown (other formats, models saved before it was recorded).
@@ -122,8 +123,15 @@ ZeroBased trained_zero_based(const Model& model);
 void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
                            const std::string& source);
 
+// Raw text for `model` (trained on text): read with the settings its
+// training text was read with (model.config's "train": label prefix,
+// columns, quoting, decode_error) in `format`, vectorised by the model's
+// vectorizer. One row per document: a fastText line's first label is its
+// label, and lines without labels are kept (the result then has no labels).
+// `format_detected`: "auto" chose `format` (TextInput::format_detected: a
+// table's errors then say why the file was read as one).
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
-                                int threads);
+                                int threads, bool format_detected = false);
 
 // The same from data already in memory (the Python estimator's arrays):
 // `train` and `valid` hold encoded labels for `classes`; `sample_weight` is

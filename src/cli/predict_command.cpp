@@ -428,7 +428,10 @@ int run_predict(const PredictOptions& o) {
       std::cerr << "note: " << input_name(o.input) << " is read as TSV (its first line has a tab): "
                 << "labels and text in the columns of the model's training TSV; --text-format lines "
                    "reads each line whole as one document\n";
-    LabeledData d = load_text_for_model(model, o.input, text_format, resolve_threads(o.threads));
+    // So is a *.csv, taken for a table by its name alone.
+    if (!asked && text_format == TextFormat::csv && !o.quiet)
+      std::cerr << csv_by_name_note(o.input, "--text-format lines") << "\n";
+    LabeledData d = load_text_for_model(model, o.input, text_format, resolve_threads(o.threads), !asked);
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored

@@ -139,6 +139,7 @@ int run_train(const TrainOptions& o) {
       base_from_init = config.train.zero_based != ZeroBased::kAuto;
     }
   }
+  for (const std::string& note : text_format_notes(config)) progress.message(note);
   TrainingData data = [&] {
     try {
       return load_training_data(config, start_classes ? &*start_classes : nullptr,

@@ -91,6 +91,7 @@ int run_tune(const TuneOptions& o) {
   check_json_writable(config.resolved, o.config);  // the tuned config is written at the end
   check_distinct_paths({{"-o", out}}, config_inputs(config, o.config));
   Progress progress(Progress::detect(o.quiet), std::cerr);
+  for (const std::string& note : text_format_notes(config)) progress.message(note);
   TrainingData data = load_training_data(config);
   Dataset train, valid;
   std::string judged_on;

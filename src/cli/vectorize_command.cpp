@@ -147,9 +147,9 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_option("--labels", o.labels, "lines format: labels, one per line, one per document")
       ->check(input_path());
   cmd->add_option("--format", o.format,
-                  "Input layout: auto, lines, fasttext, tsv, csv, folder (auto: a folder, lines "
-                  "with --labels or without labels, fastText when the first line starts with "
-                  "__label__, TSV when it has a tab)")
+                  "Input layout: auto, lines, fasttext, tsv, csv, folder (auto: a folder is folder, "
+                  "lines with --labels; else fastText when the first line starts with __label__, "
+                  "TSV when it has a tab, CSV when the name ends in .csv (with a note), else lines)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
   cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based)")
@@ -178,7 +178,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_option("--vectorizer-out", o.vectorizer_out,
                   "Write the fitted vectorizer to this folder (vectorizer.json, vocabulary.txt)");
   cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->check(CLI::Range(0, 1024));
-  cmd->add_flag("--quiet,-q", o.quiet, "No summary line");
+  cmd->add_flag("--quiet,-q", o.quiet, "No summary line or notes");
   return cmd;
 }
 
@@ -221,6 +221,10 @@ int run_vectorize(const VectorizeOptions& o) {
   const std::optional<TextFormat> asked = parse_text_format(o.format, "--format");
   input.format = asked ? *asked : vectorize_format(o.input, !o.labels.empty());
   input.format_detected = !asked;
+  // Auto takes a *.csv for a table by its name alone: said, since a file of
+  // plain lines so named would be split at its commas.
+  if (!asked && input.format == TextFormat::csv && !o.quiet)
+    std::fprintf(stderr, "%s\n", csv_by_name_note(o.input, "--format lines").c_str());
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;

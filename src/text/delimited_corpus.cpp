@@ -87,6 +87,18 @@ class Columns {
   std::string text_name_;
 };
 
+// Why the reader took the file for a table when the user named no format:
+// a file of plain lines read as one fails in its first rows, and the error
+// must say where the guess came from (text_format.h: a tab in line 1 for
+// TSV, the .csv name for CSV).
+std::string detected_why(const TextInput& input, char delimiter) {
+  if (!input.format_detected) return "";
+  return std::string("; it was read as ") +
+         (delimiter == '\t' ? "TSV because its first line has a tab"
+                             : "CSV because its name ends in .csv") +
+         ": name the format (\"lines\": one document a line) if it is not a table";
+}
+
 }  // namespace
 
 TextCorpus read_delimited(const TextInput& input, char delimiter) {
@@ -107,16 +119,15 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
       throw FileError(corpus.source,
                       columns_word(fields.size()) + ", expected at least " +
                           columns_word(columns.needed()) + " " + columns.describe() +
-                          (input.format_detected && delimiter == '\t'
-                               ? "; it was read as TSV because its first line has a tab: name the "
-                                 "format (\"lines\": one document a line) if it is not a table"
-                               : ""),
+                          detected_why(input, delimiter),
                       line);
     if (columns.label() != kNoColumn) {
       std::string& label = fields[static_cast<std::size_t>(columns.label())];
       if (is_blank(label))
         throw FileError(corpus.source,
-                        "empty label in column " + std::to_string(columns.label()), line);
+                        "empty label in column " + std::to_string(columns.label()) +
+                            detected_why(input, delimiter),
+                        line);
       names.push_back(std::move(label));
     }
     corpus.documents.push_back(fields[static_cast<std::size_t>(columns.text())]);
@@ -130,7 +141,8 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
   if (parser.open_quote())
     throw FileError(corpus.source,
                     "a quoted field in the row that starts here never closes: the rest of the file "
-                    "would be its text (close the quote, or read with quoting \"none\")",
+                    "would be its text (close the quote, or read with quoting \"none\")" +
+                        detected_why(input, delimiter),
                     parser.record_line());
   parser.finish();
   check_not_empty_stream(corpus, text);

@@ -78,4 +78,9 @@ TextFormat detect_text_format(const std::string& path, bool has_labels,
                         "with one label per line) or \"format\"");
 }
 
+std::string csv_by_name_note(const std::string& path, const std::string& lines_setting) {
+  return "note: " + input_name(path) + " is read as CSV, a label column and a text column, because "
+         "its name ends in .csv; " + lines_setting + " reads each line whole as one document";
+}
+
 }  // namespace bagel

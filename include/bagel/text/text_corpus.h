@@ -114,8 +114,9 @@ struct TextInput {
   std::string tsv_text_name;
   Quoting quoting = Quoting::csv;
   DecodeError decode_error = DecodeError::strict;
-  // `format` was detected, not named (a tab in line 1 made it tsv): a row
-  // short of columns then says so.
+  // `format` was detected, not named (a tab in line 1 made it tsv, a .csv
+  // name csv): a row short of columns, an empty label or an open quote then
+  // says why the file was read as a table.
   bool format_detected = false;
 };
 

@@ -26,7 +26,16 @@ Quoting parse_quoting(const std::string& name, const std::string& field);
 // tab; else a name ending in .csv is CSV. A stream cannot be looked at twice, so without labels it is taken
 // for fastText. When nothing fits, `unlabeled` where the caller needs no
 // labels (predict, vectorize: documents alone), else a FileError naming `path`.
+// CSV is found by the name alone (a comma is as common in plain lines as in
+// a table), so a detected `csv` always came from the name: commands say so
+// (csv_by_name_note), and so do the CSV reader's errors (TextInput::format_detected).
 TextFormat detect_text_format(const std::string& path, bool has_labels,
                               std::optional<TextFormat> unlabeled = std::nullopt);
+
+// The note a command prints (unless quiet) when "auto" took `path` for a CSV
+// table by its name: a file of plain lines named *.csv would otherwise be
+// split at its commas without a word. `lines_setting` is how that command
+// reads one document a line instead ("--format lines").
+std::string csv_by_name_note(const std::string& path, const std::string& lines_setting);
 
 }  // namespace bagel

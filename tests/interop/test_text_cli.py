@@ -1,0 +1,107 @@
+"""The raw-text commands as a user meets them (vectorize, and train and
+predict on text): what "auto" says when it guessed a layout, and errors
+whose remedies name settings the command at hand takes. Small hand-made
+files; the oracle is README's word on each message and exit status.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_text_cli
+"""
+
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_helpers import run_bagel
+
+# Plain lines with commas: one document each, not a table.
+NOTES = "hello there, general kenobi, you are bold\nwell, this is a sentence, with commas\n"
+# Plain lines without a comma: as a CSV table, one column short.
+PLAIN = "one document per line\nno commas here\n"
+FASTTEXT = "__label__sky blue clouds and rain today\n__label__sea waves and salty water\n" * 3
+
+
+class TextCli(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-text-cli-")
+        cls.dir = Path(cls._tmp.name)
+        (cls.dir / "train.ft").write_text(FASTTEXT)
+        cls.text_model = cls.train_config("text-model", {"train": {"text": "train.ft"}})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    @classmethod
+    def train_config(cls, name, config, *extra):
+        (cls.dir / f"{name}.json").write_text(json.dumps({**config, "output": name}))
+        proc = run_bagel("train", "--config", cls.dir / f"{name}.json", "--quiet", *extra)
+        assert proc.returncode == 0, proc.stderr
+        return cls.dir / name
+
+    def write(self, name, text):
+        path = self.dir / name
+        path.write_text(text)
+        return path
+
+    def vectorize(self, *args):
+        return run_bagel("vectorize", *args, "-o", self.dir / "out.npz")
+
+    def assert_one_line_error(self, proc, status, *parts):
+        self.assertEqual(proc.returncode, status, proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        for part in parts:
+            self.assertIn(part, proc.stderr)
+
+    # --- 1. "auto" takes a *.csv for a table by its name, and says so -------
+
+    def test_vectorize_notes_a_csv_read_as_a_table_by_its_name(self):
+        notes = self.write("notes.csv", NOTES)
+        proc = self.vectorize("-i", notes)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"note: {notes} is read as CSV, a label column and a text column, because its "
+                      "name ends in .csv; --format lines reads each line whole as one document",
+                      proc.stderr)
+        quiet = self.vectorize("-i", notes, "-q")
+        self.assertEqual((quiet.returncode, quiet.stderr), (0, ""))
+        lines = self.vectorize("-i", notes, "--format", "lines")
+        self.assertEqual(lines.returncode, 0, lines.stderr)
+        self.assertNotIn("note:", lines.stderr)
+        self.assertIn("vectorize: 2 documents", lines.stderr)
+        help_text = run_bagel("vectorize", "--help").stdout
+        self.assertIn("CSV when the name ends in .csv", " ".join(help_text.split()))
+
+    def test_a_csv_that_is_no_table_says_its_name_made_it_csv(self):
+        plain = self.write("plain.csv", PLAIN)
+        reason = "it was read as CSV because its name ends in .csv"
+        proc = self.vectorize("-q", "-i", plain)
+        self.assert_one_line_error(proc, 1, f"{plain}:1: 1 column, expected at least 2 columns", reason)
+        proc = run_bagel("predict", "-m", self.text_model, "-i", plain)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("--text-format lines reads each line whole", proc.stderr)
+        self.assertIn(reason, proc.stderr)
+        (self.dir / "plain-csv.json").write_text(json.dumps({"train": {"text": "plain.csv"},
+                                                             "output": "plain-csv"}))
+        proc = run_bagel("train", "--config", self.dir / "plain-csv.json")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn('train.format "lines" reads each line whole', proc.stderr)
+        self.assertIn(reason, proc.stderr)
+
+    def test_predict_and_train_note_a_csv_table_read_by_its_name(self):
+        table = self.write("table.csv", "sky,blue clouds\nsea,salty waves\n" * 2)
+        proc = run_bagel("predict", "-m", self.text_model, "-i", table)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"note: {table} is read as CSV", proc.stderr)
+        self.assertEqual(proc.stdout, "sky\nsea\nsky\nsea\n")
+        quiet = run_bagel("predict", "-m", self.text_model, "-i", table, "--quiet")
+        self.assertEqual(quiet.stderr, "")
+        (self.dir / "table.json").write_text(json.dumps({"train": {"text": "table.csv"},
+                                                         "output": "table-model"}))
+        proc = run_bagel("train", "--config", self.dir / "table.json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"note: {table} is read as CSV", proc.stderr)
+        self.assertIn('train.format "lines" reads each line whole', proc.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
