@@ -416,6 +416,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
     const nlohmann::json section =
         root.has("vectorizer") ? root.raw("vectorizer") : nlohmann::json::object();
     c.vectorizer = vectorizer_options_from_json(section, "vectorizer", base_dir);
+    for (const auto& [key, value] : section.items()) c.vectorizer_keys.push_back(key);
   } else if (root.has("vectorizer")) {
     root.raw("vectorizer");
     throw ConfigError("vectorizer", "turns raw text into features: it needs \"train\": {\"text\": ...}");

@@ -58,6 +58,10 @@ void annotate(Model& model, const TrainResult& r, const TrainConfig& config,
               const TrainingData& data, bool reordered, double reorder_seconds,
               std::int64_t summed) {
   model.config = config.resolved;
+  // A warm start reads text with its model's vectorizer, not the config's
+  // (check_init_vectorizer): the config saved says which was used.
+  if (config.vectorizer && data.vectorizer)
+    model.config["vectorizer"] = vectorizer_options_to_json(data.vectorizer->options());
   // The svmlight base "auto" read the splits with, so that predict reads
   // with it too (TrainingData::zero_based).
   // Other formats record "auto" whatever the config said: no base applied.
@@ -193,6 +197,36 @@ void check_warm_start(const Model& start, const std::string& start_dir, const Da
                           "model in " + start_dir + " (\"init\") has " +
                           std::to_string(start.num_features) +
                           "; a warm start needs data vectorised with that model's vocabulary");
+}
+
+namespace {
+
+// A setting as the error shows it: a long list of stop words cut short.
+std::string shown(const nlohmann::json& value) {
+  constexpr std::size_t kShown = 60;
+  const std::string text = value.dump();
+  return text.size() > kShown ? text.substr(0, kShown) + "..." : text;
+}
+
+}  // namespace
+
+void check_init_vectorizer(const TrainConfig& config, const Model& start, const std::string& start_dir) {
+  if (!config.vectorizer || !start.vectorizer || config.vectorizer_keys.empty()) return;
+  const nlohmann::json asked = vectorizer_options_to_json(*config.vectorizer);
+  const nlohmann::json used = vectorizer_options_to_json(start.vectorizer->options());
+  // "kind" first: another kind differs in every key that follows from it.
+  std::vector<std::string> keys = config.vectorizer_keys;
+  std::stable_partition(keys.begin(), keys.end(), [](const std::string& k) { return k == "kind"; });
+  for (const std::string& key : keys) {
+    const nlohmann::json mine = asked.contains(key) ? asked[key] : nlohmann::json(nullptr);
+    const nlohmann::json theirs = used.contains(key) ? used[key] : nlohmann::json(nullptr);
+    if (mine == theirs) continue;
+    throw ConfigError("vectorizer." + key,
+                      "is " + shown(mine) + ", but the model training starts from (\"init\", " +
+                          start_dir + ") was vectorized with " + shown(theirs) +
+                          ": a warm start keeps its model's vectorizer, so that each column keeps "
+                          "its word; leave the \"vectorizer\" section out, or make it match");
+  }
 }
 
 ResolvedRun resolve_training(const TrainConfig& config, const TrainingData& data,

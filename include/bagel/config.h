@@ -103,6 +103,10 @@ struct TrainConfig {
   // defaults unless the "vectorizer" section says otherwise); set only when
   // the training data is text.
   std::optional<VectorizerOptions> vectorizer;
+  // The keys the config's own "vectorizer" section gives (none without a
+  // section): a warm start from a text model keeps that model's vectorizer,
+  // and these must match it (check_init_vectorizer, pipeline.h).
+  std::vector<std::string> vectorizer_keys;
   // A model directory to start from instead of zeros ("init"; `--init`):
   // scikit-learn's warm_start, Vowpal Wabbit's -i. Its classes must hold the
   // training labels and its features match the data's columns. "" = zeros.

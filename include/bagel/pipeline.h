@@ -61,4 +61,12 @@ ResolvedRun resolve_training(const TrainConfig& config, const TrainingData& data
 void check_warm_start(const Model& start, const std::string& start_dir, const Dataset& d,
                       const std::string& source);
 
+// A warm start from a model trained on text reads the new text with that
+// model's vectorizer (its vocabulary: each column keeps its word), whatever
+// the config's "vectorizer" section says. So a key of that section whose
+// value differs from the model's vectorizer is a ConfigError naming it
+// (vectorizer.KEY), checked before any data is read; keys that match, or no
+// section, are fine. model.json records the vectorizer used (train()).
+void check_init_vectorizer(const TrainConfig& config, const Model& start, const std::string& start_dir);
+
 }  // namespace bagel

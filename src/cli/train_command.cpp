@@ -8,6 +8,7 @@
 #include "bagel/dataset.h"
 #include "bagel/input_stream.h"
 #include "bagel/model_dir.h"
+#include "bagel/override_error.h"
 #include "bagel/pipeline.h"
 #include "bagel/progress.h"
 #include "bagel/svmlight.h"
@@ -131,6 +132,11 @@ int run_train(const TrainOptions& o) {
   bool base_from_init = false;
   if (!config.init.empty()) {
     start = load_model(config.init);
+    try {
+      check_init_vectorizer(config, *start, config.init);
+    } catch (const ConfigError& e) {
+      rethrow_config_error(e, o.config, overrides);
+    }
     start_classes = Classes{start->classes, start->numeric_classes};
     // Its columns are those of its training svmlight's base: "auto" reads
     // the new files with it, as predict does.

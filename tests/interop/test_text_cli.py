@@ -102,6 +102,41 @@ class TextCli(unittest.TestCase):
         self.assertIn(f"note: {table} is read as CSV", proc.stderr)
         self.assertIn('train.format "lines" reads each line whole', proc.stderr)
 
+    # --- 2. a warm start from a text model keeps its vectorizer -------------
+
+    def test_a_vectorizer_section_that_differs_from_the_init_models_is_refused(self):
+        config = {"train": {"text": "train.ft"}, "init": "text-model", "vectorizer": {"min_df": 2},
+                  "output": "init-differs"}
+        path = self.dir / "init-differs.json"
+        path.write_text(json.dumps(config))
+        proc = run_bagel("train", "--config", path, "--quiet")
+        self.assert_one_line_error(
+            proc, 1, f"{path}: vectorizer.min_df: is 2, but the model training starts from "
+            f'("init", {self.text_model}) was vectorized with 1',
+            "a warm start keeps its model's vectorizer",
+            'leave the "vectorizer" section out, or make it match')
+        self.assertFalse((self.dir / "init-differs").exists())
+        # Set on the command line, it is the command line's to fix.
+        path.write_text(json.dumps({**config, "vectorizer": {}}))
+        proc = run_bagel("train", "--config", path, "--quiet", "--set", "vectorizer.ngram_range=[1,2]")
+        self.assert_one_line_error(proc, 2, "--set vectorizer.ngram_range=[1,2]: is [1,2]",
+                                   "was vectorized with [1,1]")
+
+    def test_a_warm_start_records_the_vectorizer_it_used(self):
+        bigrams = self.train_config("bigrams", {"train": {"text": "train.ft"},
+                                                "vectorizer": {"ngram_range": [1, 2]}})
+        for name, section in [("bigrams-more", None), ("bigrams-same", {"ngram_range": [1, 2]})]:
+            with self.subTest(section=section):
+                config = {"train": {"text": "train.ft"}, "init": "bigrams"}
+                if section is not None:
+                    config["vectorizer"] = section
+                model = self.train_config(name, config)
+                saved = json.loads((model / "model.json").read_text())
+                self.assertEqual(saved["config"]["vectorizer"]["ngram_range"], [1, 2])
+                self.assertEqual(saved["vectorizer"]["ngram_range"], [1, 2])
+                self.assertEqual((model / "vocabulary.txt").read_bytes(),
+                                 (bigrams / "vocabulary.txt").read_bytes())
+
 
 if __name__ == "__main__":
     unittest.main()
