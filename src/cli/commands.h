@@ -112,6 +112,7 @@ struct VectorizeOptions {
   int tsv_text_column = 1;
   bool tsv_header = false;
   std::string decode_error = "strict";
+  std::string unlabeled = "error";
   std::string config;
   std::vector<std::string> overrides;
   std::string vectorizer;

@@ -22,6 +22,7 @@
 #include "bagel/svmlight.h"
 #include "bagel/cores.h"
 #include "bagel/text/text_format.h"
+#include "bagel/text/text_lines.h"
 #include <filesystem>
 #include "bagel/table_writer.h"
 #include "bagel/temp_registry.h"
@@ -326,6 +327,24 @@ bool reads_text(const Model& model, const PredictOptions& o) {
   return feature_format_of(o.input) != FeatureFormat::kNpz;
 }
 
+// Raw text for a text model, read as its training text was. Bytes that
+// are not UTF-8 follow the model's train.decode_error, which predict does
+// not take: the remedy says so instead of naming a setting it lacks.
+LabeledData read_text_input(const Model& model, const PredictOptions& o, TextFormat format,
+                            bool detected) {
+  try {
+    return load_text_for_model(model, o.input, format, resolve_threads(o.threads), detected);
+  } catch (const TextSettingError& e) {
+    if (e.setting() != TextSettingError::Setting::decode_error) throw;
+    throw FileError(e.file(),
+                    e.problem() + "; save the file as UTF-8: predict reads text with the model's "
+                                  "train.decode_error (\"strict\" in its model.json), so to have such "
+                                  "bytes replaced or dropped, retrain with train.decode_error "
+                                  "\"replace\" or \"ignore\"",
+                    e.line());
+  }
+}
+
 }  // namespace
 
 CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
@@ -431,7 +450,7 @@ int run_predict(const PredictOptions& o) {
     // So is a *.csv, taken for a table by its name alone.
     if (!asked && text_format == TextFormat::csv && !o.quiet)
       std::cerr << csv_by_name_note(o.input, "--text-format lines") << "\n";
-    LabeledData d = load_text_for_model(model, o.input, text_format, resolve_threads(o.threads), !asked);
+    LabeledData d = read_text_input(model, o, text_format, !asked);
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored

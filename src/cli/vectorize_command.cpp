@@ -16,6 +16,7 @@
 #include "bagel/npy.h"
 #include "bagel/text/text_corpus.h"
 #include "bagel/text/text_format.h"
+#include "bagel/text/text_lines.h"
 #include "bagel/input_stream.h"
 #include "bagel/text/vectorizer.h"
 #include "bagel/text/vocabulary_file.h"
@@ -73,11 +74,26 @@ void write_lines(const std::string& path, const std::vector<std::string>& lines,
   outputs.write(path, [&](const std::string& temp) { write_file(temp, text); });
 }
 
-// The reader names its settings as the config does (tsv_text_column); here
-// they are options (--tsv-text-column), and a bad one a usage error.
+// The remedy of a reader error that a setting lifts, named as vectorize
+// takes that setting: an option, where the reader names the config's key.
+std::string option_remedy(TextSettingError::Setting setting) {
+  switch (setting) {
+    case TextSettingError::Setting::decode_error:
+      return "save the file as UTF-8 (or pass --decode-error replace or ignore)";
+    case TextSettingError::Setting::unlabeled:
+      return "pass --unlabeled skip to drop such lines as fastText does";
+  }
+  return "";
+}
+
+// The reader names its settings as the config does (tsv_text_column,
+// decode_error); here they are options (--tsv-text-column, --decode-error):
+// a bad one is a usage error, and a remedy names the option.
 TextCorpus read_corpus(const TextInput& input) {
   try {
     return read_text_corpus(input);
+  } catch (const TextSettingError& e) {
+    throw FileError(e.file(), e.problem() + "; " + option_remedy(e.setting()), e.line());
   } catch (const ConfigError& e) {
     if (!e.field().starts_with("tsv_")) throw;
     std::string option = "--" + e.field();
@@ -160,6 +176,11 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_option("--decode-error", o.decode_error, "Bytes that are not UTF-8: strict, ignore, replace")
       ->check(CLI::IsMember({"strict", "ignore", "replace"}))
       ->capture_default_str();
+  cmd->add_option("--unlabeled", o.unlabeled,
+                  "fasttext: a line without a label: error, skip (dropped, as fastText does) or keep "
+                  "(a file with a label on no line: documents without labels)")
+      ->check(CLI::IsMember({"error", "skip", "keep"}))
+      ->capture_default_str();
   cmd->add_option("--config,-c", o.config,
                   "JSON object of vectorizer options (scikit-learn's argument names; a bagel config's "
                   "\"vectorizer\" section is used when it has one)")
@@ -230,6 +251,7 @@ int run_vectorize(const VectorizeOptions& o) {
   input.tsv_text_column = o.tsv_text_column;
   input.tsv_header = o.tsv_header;
   input.decode_error = parse_decode_error(o.decode_error, "--decode-error");
+  input.unlabeled = parse_unlabeled(o.unlabeled, "--unlabeled");
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_corpus(input);
   if (corpus.size() == 0) throw FileError(corpus.source, "no documents to vectorize");

@@ -94,12 +94,12 @@ class FastTextRows {
         rows_.lines.push_back(number);
         return;
       case Unlabeled::error:
-        throw FileError(*source_,
-                        "no label: expected a word starting with " +
-                            quoted(input_->label_prefix) + " (" + input_->label_prefix +
-                            "NAME text...); set unlabeled to \"skip\" to drop such lines as "
-                            "fastText does",
-                        number);
+        throw TextSettingError(TextSettingError::Setting::unlabeled, *source_,
+                               "no label: expected a word starting with " +
+                                   quoted(input_->label_prefix) + " (" + input_->label_prefix +
+                                   "NAME text...)",
+                               "set unlabeled to \"skip\" to drop such lines as fastText does",
+                               number);
     }
   }
 

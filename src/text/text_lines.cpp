@@ -24,11 +24,10 @@ std::string_view decode_text(std::string_view text, DecodeError mode, std::strin
     const std::string_view before = text.substr(0, bad);
     const std::size_t line_start = before.rfind('\n') + 1;  // npos + 1 == 0
     const auto newlines = std::count(before.begin(), before.end(), '\n');
-    throw FileError(source,
-                    "byte " + std::to_string(bad - line_start + 1) +
-                        " is not UTF-8 text; save the file as UTF-8 (or set decode_error to "
-                        "\"replace\" or \"ignore\")",
-                    first_line + newlines);
+    throw TextSettingError(TextSettingError::Setting::decode_error, source,
+                           "byte " + std::to_string(bad - line_start + 1) + " is not UTF-8 text",
+                           "save the file as UTF-8 (or set decode_error to \"replace\" or \"ignore\")",
+                           first_line + newlines);
   }
   scratch.clear();
   append_repaired_utf8(text, mode, scratch);

@@ -137,6 +137,37 @@ class TextCli(unittest.TestCase):
                 self.assertEqual((model / "vocabulary.txt").read_bytes(),
                                  (bigrams / "vocabulary.txt").read_bytes())
 
+    # --- 3. a remedy names a setting the command takes ----------------------
+
+    def latin1(self):
+        path = self.dir / "latin1.txt"
+        path.write_bytes("caf\u00e9 au lait\n".encode("latin-1"))
+        return path
+
+    def test_vectorize_remedies_name_its_own_options(self):
+        latin1 = self.latin1()
+        proc = self.vectorize("-q", "-i", latin1)
+        self.assert_one_line_error(proc, 1, f"{latin1}:1: byte 4 is not UTF-8 text; save the file as "
+                                   "UTF-8 (or pass --decode-error replace or ignore)")
+        self.assertEqual(self.vectorize("-q", "-i", latin1, "--decode-error", "replace").returncode, 0)
+        part = self.write("part.ft", "__label__a hello world\nno label on this line\n")
+        proc = self.vectorize("-q", "-i", part)
+        self.assert_one_line_error(proc, 1, f"{part}:2: no label: expected a word starting with "
+                                   "'__label__'", "; pass --unlabeled skip to drop such lines")
+        labels = self.dir / "part.labels"
+        proc = self.vectorize("-q", "-i", part, "--unlabeled", "skip", "--labels-out", labels)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(labels.read_text(), "a\n")
+        help_text = " ".join(run_bagel("vectorize", "--help").stdout.split())
+        self.assertIn("--unlabeled", help_text)
+
+    def test_predict_says_the_models_decode_error_applies(self):
+        latin1 = self.latin1()
+        proc = run_bagel("predict", "-m", self.text_model, "-i", latin1)
+        self.assert_one_line_error(proc, 1, f"{latin1}:1: byte 4 is not UTF-8 text; save the file as "
+                                   "UTF-8: predict reads text with the model's train.decode_error",
+                                   'retrain with train.decode_error "replace" or "ignore"')
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -10,9 +10,31 @@
 #include <string>
 #include <string_view>
 
+#include "bagel/error.h"
 #include "bagel/text/utf8.h"
 
 namespace bagel {
+
+// A file error that a setting of the text reader lifts: bytes that are not
+// UTF-8 (TextInput::decode_error), a fastText line without a label
+// (TextInput::unlabeled). Its message ends with the remedy as a config
+// names the setting ("set decode_error to ..."); a command that takes the
+// setting as an option, or not at all, rewords the remedy from problem()
+// so that it names something that command accepts.
+class TextSettingError : public FileError {
+ public:
+  enum class Setting { decode_error, unlabeled };
+  TextSettingError(Setting setting, const std::string& file, const std::string& problem,
+                   const std::string& remedy, std::int64_t line)
+      : FileError(file, problem + "; " + remedy, line), setting_(setting), problem_(problem) {}
+  Setting setting() const { return setting_; }
+  // The message up to its remedy ("byte 4 is not UTF-8 text").
+  const std::string& problem() const { return problem_; }
+
+ private:
+  Setting setting_;
+  std::string problem_;
+};
 
 class InputStream;
 class LineBlocks;
@@ -20,7 +42,7 @@ class MappedFile;
 
 // `text` as valid UTF-8: `text` itself when it is (the common case, no
 // copy), else repaired into `scratch` (DecodeError::ignore or replace). Under
-// strict, a FileError naming `source`, the line (`first_line` plus the '\n's
+// strict, a TextSettingError naming `source`, the line (`first_line` plus the '\n's
 // before the bad byte) and the bad byte's 1-based offset in that line.
 std::string_view decode_text(std::string_view text, DecodeError mode, std::string& scratch,
                              const std::string& source, std::int64_t first_line);
