@@ -115,6 +115,17 @@ void check_one_line_labels(const std::string& path, const RawLabels& labels, con
   }
 }
 
+// --labels with a format that carries its own labels: a usage error, as
+// the reader's ConfigError (labels_path) names no option.
+void check_labels_file(const VectorizeOptions& o, TextFormat format) {
+  if (o.labels.empty() || format == TextFormat::lines) return;
+  const std::string carried =
+      format == TextFormat::folder   ? "a folder carries its labels (its sub-folders)"
+      : format == TextFormat::fasttext ? "fasttext input carries its labels (its __label__ words)"
+                                       : to_string(format) + " input carries its labels (a column: --tsv-label-column)";
+  throw UsageError("--labels", "only --format lines takes a labels file (one label a line); " + carried);
+}
+
 // Everything vectorize writes besides the matrix, to `outputs`' temporaries.
 void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted,
                   AtomicOutputs& outputs) {
@@ -242,6 +253,7 @@ int run_vectorize(const VectorizeOptions& o) {
   const std::optional<TextFormat> asked = parse_text_format(o.format, "--format");
   input.format = asked ? *asked : vectorize_format(o.input, !o.labels.empty());
   input.format_detected = !asked;
+  check_labels_file(o, input.format);
   // Auto takes a *.csv for a table by its name alone: said, since a file of
   // plain lines so named would be split at its commas.
   if (!asked && input.format == TextFormat::csv && !o.quiet)

@@ -168,6 +168,26 @@ class TextCli(unittest.TestCase):
                                    "UTF-8: predict reads text with the model's train.decode_error",
                                    'retrain with train.decode_error "replace" or "ignore"')
 
+    # --- 4. a labels file with a format that carries its labels -------------
+
+    def test_vectorize_labels_with_a_labelled_format_is_a_usage_error(self):
+        labels = self.write("two.labels", "a\nb\n")
+        folder = self.dir / "folder"
+        for name in ("a", "b"):
+            (folder / name).mkdir(parents=True, exist_ok=True)
+            (folder / name / "1.txt").write_text(f"text of {name}\n")
+        tsv = self.write("two.tsv", "a\tfirst text\nb\tsecond text\n")
+        for args, carried in [(["-i", tsv, "--format", "tsv"], "tsv input carries its labels"),
+                              (["-i", folder], "a folder carries its labels (its sub-folders)"),
+                              (["-i", self.dir / "train.ft", "--format", "fasttext"],
+                               "fasttext input carries its labels")]:
+            with self.subTest(args=args):
+                proc = self.vectorize("-q", *args, "--labels", labels)
+                self.assert_one_line_error(proc, 2, "bagel: error: --labels: only --format lines takes "
+                                           "a labels file", carried)
+        self.assertEqual(self.vectorize("-q", "-i", tsv, "--format", "lines", "--labels", labels)
+                         .returncode, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
