@@ -327,6 +327,22 @@ bool reads_text(const Model& model, const PredictOptions& o) {
   return feature_format_of(o.input) != FeatureFormat::kNpz;
 }
 
+// --text-format names how text holds its documents. A model trained on
+// numbers reads no text, and a text model takes an .npz as already
+// vectorised: ignored there, the option would leave the input to be read as
+// features, and a text file to fail as svmlight with no word about why.
+void check_text_format_applies(const Model& model, const PredictOptions& o) {
+  if (o.text_format == "auto") return;
+  if (!model.vectorizer)
+    throw UsageError("--text-format",
+                     "the model in " + o.model + " was trained on numbers (features), not text: "
+                     "--text-format applies to models trained on text; give this model features "
+                     "(.npz or svmlight) without it");
+  if (!reads_text(model, o))
+    throw UsageError("--text-format", input_name(o.input) + " is an .npz, which a model trained on text "
+                                      "takes as already vectorised: leave --text-format out");
+}
+
 // Raw text for a text model, read as its training text was. Bytes that
 // are not UTF-8 follow the model's train.decode_error, which predict does
 // not take: the remedy says so instead of naming a setting it lacks.
@@ -386,7 +402,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->capture_default_str();
   cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)");
   cmd->add_option("--text-format", o.text_format,
-                  "A model trained on text: how --input holds its documents: auto, lines, fasttext, "
+                  "A model trained on text (refused for others): how --input holds its documents: auto, lines, fasttext, "
                   "tsv, csv or folder (auto: a folder, lines with --labels, TSV when the first line "
                   "has a tab, .csv by its name, else fastText lines: a line's __label__ words are "
                   "its labels, a file with none is predicted line by line)")
@@ -415,6 +431,7 @@ int run_predict(const PredictOptions& o) {
   check_distinct_paths({{"-o", o.output}, {"--metrics", o.metrics}}, inputs);
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
+  check_text_format_applies(model, o);
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
   std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
 

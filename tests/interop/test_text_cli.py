@@ -188,6 +188,33 @@ class TextCli(unittest.TestCase):
         self.assertEqual(self.vectorize("-q", "-i", tsv, "--format", "lines", "--labels", labels)
                          .returncode, 0)
 
+    # --- 5. --text-format where no text is read ----------------------------
+
+    def test_predict_text_format_is_refused_where_no_text_is_read(self):
+        x = self.dir / "numbers.svm"
+        x.write_text("0 1:1 2:1\n1 2:1 3:1\n0 1:2\n1 3:2\n")
+        numbers = self.train_config("numbers-model", {"train": {"features": "numbers.svm"}})
+        text = self.write("new.txt", "hello world\n")
+        proc = run_bagel("predict", "-m", numbers, "-i", text, "--text-format", "lines")
+        self.assert_one_line_error(proc, 2, f"--text-format: the model in {numbers} was trained on "
+                                   "numbers (features), not text: --text-format applies to models "
+                                   "trained on text")
+        proc = run_bagel("predict", "-m", numbers, "-i", x, "-q")
+        self.assertEqual((proc.returncode, proc.stdout), (0, "0\n1\n0\n1\n"), proc.stderr)
+        # The text model's own vectorizer, as vectorize --vectorizer-out writes one.
+        npz = self.dir / "new.npz"
+        model_vec = self.dir / "model-vec"
+        model_vec.mkdir(exist_ok=True)
+        (model_vec / "vectorizer.json").write_text(
+            json.dumps(json.loads((self.text_model / "model.json").read_text())["vectorizer"]))
+        (model_vec / "vocabulary.txt").write_bytes((self.text_model / "vocabulary.txt").read_bytes())
+        self.assertEqual(run_bagel("vectorize", "-q", "-i", text, "--vectorizer", model_vec,
+                                   "-o", npz).returncode, 0)
+        proc = run_bagel("predict", "-m", self.text_model, "-i", npz, "--text-format", "lines")
+        self.assert_one_line_error(proc, 2, f"--text-format: {npz} is an .npz, which a model trained "
+                                   "on text takes as already vectorised")
+        self.assertEqual(run_bagel("predict", "-m", self.text_model, "-i", npz, "-q").returncode, 0)
+
 
 if __name__ == "__main__":
     unittest.main()
