@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 #include "bagel/json_parse.h"
 #include "bagel/json_reader.h"
 #include "bagel/override_error.h"
@@ -395,6 +396,33 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
   (*node)[names.back()] = value;
 }
 
+namespace {
+
+// Two inputs of the config that are one stream (/dev/stdin twice, say):
+// each reader would get some of its bytes. A ConfigError naming the later key.
+void check_one_reader_per_stream(const TrainConfig& c) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  const auto add = [&](const std::string& split, const DataSpec& d) {
+    if (d.text) inputs.emplace_back(split + ".text", d.text->path);
+    inputs.emplace_back(split + ".features", d.features);
+    inputs.emplace_back(split + ".labels", d.labels);
+    inputs.emplace_back(split + ".sample_weights", d.sample_weights);
+  };
+  add("train", c.train);
+  if (c.valid) add("valid", *c.valid);
+  for (std::size_t j = 1; j < inputs.size(); ++j)
+    for (std::size_t i = 0; i < j; ++i) {
+      if (!same_stream(inputs[i].second, inputs[j].second)) continue;
+      const bool stdin = is_stdin(inputs[j].second);
+      throw ConfigError(inputs[j].first,
+                        (stdin ? "is standard input, and so is " : "is the stream read by ") +
+                            inputs[i].first + ": both cannot be read from " +
+                            (stdin ? "stdin" : "one stream") + "; give one of them as a file");
+    }
+}
+
+}  // namespace
+
 TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_dir) {
   JsonReader root(doc, "");
   TrainConfig c;
@@ -439,6 +467,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   root.finish();
   if (!c.valid && c.optimizer.patience > 0)
     throw ConfigError("optimizer.patience", "early stopping needs a \"valid\" set");
+  check_one_reader_per_stream(c);
   c.resolved = resolved_json(c);
   return c;
 }

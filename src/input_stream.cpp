@@ -26,6 +26,26 @@ bool is_stream(const std::string& path) {
   return !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
+namespace {
+
+// The device and inode `path` reads from: standard input's for "-".
+bool stream_identity(const std::string& path, struct stat& st) {
+  if (path == "-") return ::fstat(STDIN_FILENO, &st) == 0;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+bool same_stream(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty() || !is_stream(a) || !is_stream(b)) return false;
+  if (a == b) return true;
+  struct stat sa {}, sb {};
+  return stream_identity(a, sa) && stream_identity(b, sb) && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
+}
+
+bool is_stdin(const std::string& path) { return same_stream(path, "-"); }
+
 std::string input_name(const std::string& path) { return path == "-" ? "<stdin>" : path; }
 
 InputStream::InputStream(const std::string& path) : name_(input_name(path)) {

@@ -129,6 +129,22 @@ TEST(InputStream, DashAndNonRegularFilesAreStreamsAndFilesAreNot) {
   EXPECT_EQ(input_name("-"), "<stdin>");
 }
 
+TEST(InputStream, OneStreamByTwoNamesIsTheSameStream) {
+  TempDir dir;
+  EXPECT_TRUE(same_stream("-", "-"));
+  EXPECT_TRUE(is_stdin("-"));
+  ASSERT_EQ(::mkfifo(dir.path("fifo").c_str(), 0600), 0);
+  fs::create_symlink(dir.path("fifo"), dir.path("link"));
+  EXPECT_TRUE(same_stream(dir.path("fifo"), dir.path("link")));
+  EXPECT_FALSE(is_stdin(dir.path("fifo")));
+  ASSERT_EQ(::mkfifo(dir.path("other").c_str(), 0600), 0);
+  EXPECT_FALSE(same_stream(dir.path("fifo"), dir.path("other")));
+  // Regular files are read by path, each from its start: never one stream.
+  const std::string file = dir.write("f", "x");
+  EXPECT_FALSE(same_stream(file, file));
+  EXPECT_FALSE(same_stream("-", ""));
+}
+
 TEST(InputStream, PeekedBytesAreReadAgain) {
   TempDir dir;
   FilledFifo fifo(dir.path("in"), "PK\x03\x04 and the rest", 3);

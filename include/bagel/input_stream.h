@@ -20,6 +20,13 @@ namespace bagel {
 // gives the usual "cannot open" error.
 bool is_stream(const std::string& path);
 
+// Whether `a` and `b` are one stream: standard input by two names ("-",
+// /dev/stdin, /dev/fd/0), or one pipe or FIFO named twice. Two inputs read
+// from one stream would each get some of its bytes, so commands refuse it.
+bool same_stream(const std::string& a, const std::string& b);
+// Whether `path` is the process's standard input, read as a stream.
+bool is_stdin(const std::string& path);
+
 // The name errors use: "<stdin>" for "-", the path otherwise.
 std::string input_name(const std::string& path);
 

@@ -5,6 +5,7 @@
 
 #include "bagel/atomic_file.h"
 #include "bagel/error.h"
+#include "bagel/input_stream.h"
 
 namespace bagel::cli {
 
@@ -75,6 +76,19 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
         throw UsageError(outputs[j].option + " " + outputs[j].path,
                          "is the same file as " + outputs[i].option + "; each output needs a file of its own");
   }
+}
+
+void check_one_reader_per_stream(const std::vector<NamedPath>& inputs) {
+  for (std::size_t j = 1; j < inputs.size(); ++j)
+    for (std::size_t i = 0; i < j; ++i) {
+      if (!same_stream(inputs[i].path, inputs[j].path)) continue;
+      throw UsageError(inputs[j].option,
+                       is_stdin(inputs[j].path)
+                           ? "is standard input, and so is " + inputs[i].option +
+                                 ": both cannot be read from stdin; give one of them as a file"
+                           : "is the stream " + inputs[i].option + " reads (" + inputs[j].path +
+                                 "): both cannot be read from one stream; give one of them as a file");
+    }
 }
 
 void check_output_folder(const std::string& path, const std::string& option) {

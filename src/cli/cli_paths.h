@@ -44,6 +44,11 @@ struct NamedPath {
 // "-" are skipped; existing files are compared as files (links included).
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
+// Throws UsageError, naming the later option, when two inputs are one
+// stream (same_stream, input_stream.h): `-i - --labels -` would give the
+// labels reader whatever the text reader left, or nothing.
+void check_one_reader_per_stream(const std::vector<NamedPath>& inputs);
+
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.
 void create_parent_folder(const std::string& path);

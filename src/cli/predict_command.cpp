@@ -423,6 +423,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
 }
 
 int run_predict(const PredictOptions& o) {
+  check_one_reader_per_stream({{"--input", o.input}, {"--labels", o.labels}});
   check_output_file(o.output, "-o");
   check_output_file(o.metrics, "--metrics");
   std::vector<NamedPath> inputs = {{"-i", o.input}, {"--labels", o.labels}};

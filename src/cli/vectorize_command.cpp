@@ -215,6 +215,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
 }
 
 int run_vectorize(const VectorizeOptions& o) {
+  check_one_reader_per_stream({{"--input", o.input}, {"--labels", o.labels}, {"--config", o.config}});
   if (!o.vectorizer.empty() && (!o.config.empty() || !o.overrides.empty()))
     throw UsageError("--vectorizer", "a fitted vectorizer takes no --config or --set");
   for (const auto& [path, option] : {std::pair{o.output, "--output"}, {o.vocabulary_out, "--vocabulary-out"},

@@ -215,6 +215,24 @@ class TextCli(unittest.TestCase):
                                    "on text takes as already vectorised")
         self.assertEqual(run_bagel("predict", "-m", self.text_model, "-i", npz, "-q").returncode, 0)
 
+    # --- 6. one stream cannot feed two inputs -----------------------------
+
+    def test_stdin_for_both_the_input_and_the_labels_is_a_usage_error(self):
+        both = "--labels: is standard input, and so is --input: both cannot be read from stdin"
+        for command in (["vectorize", "-i", "-", "--labels", "-", "-o", self.dir / "stdin.npz"],
+                        ["vectorize", "-i", "/dev/stdin", "--labels", "-", "-o", self.dir / "stdin.npz"],
+                        ["predict", "-m", self.text_model, "-i", "-", "-l", "-"]):
+            with self.subTest(command=command):
+                proc = run_bagel(*command, stdin="sky\nsea\n")
+                self.assert_one_line_error(proc, 2, both)
+        path = self.dir / "stdin.json"
+        path.write_text(json.dumps({"train": {"text": "/dev/stdin", "labels": "/dev/stdin"},
+                                    "output": "stdin-model"}))
+        proc = run_bagel("train", "--config", path, stdin="blue sky\nsalty sea\n")
+        self.assert_one_line_error(proc, 1, f"{path}: train.labels: is standard input, and so is "
+                                   "train.text: both cannot be read from stdin")
+        self.assertFalse((self.dir / "stdin-model").exists())
+
 
 if __name__ == "__main__":
     unittest.main()
