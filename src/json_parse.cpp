@@ -63,6 +63,28 @@ std::string too_deep() {
          " levels of objects and arrays; bagel's JSON files nest a few levels";
 }
 
+// What to do about a --set value that opens as JSON does but does not
+// parse. A quoted string: its backslashes are not JSON escapes. A value
+// opening with '[' or '{' may be a string that merely starts so (a regular
+// expression's class): it must then be a JSON string, and the hint spells
+// the --set to type when `where` is "--set KEY=" followed by the value.
+std::string not_json_hint(std::string_view text, char first, const std::string& where) {
+  if (first == '"') return "in a JSON string a backslash is written \\\\, or give a string without its quotes";
+  std::string hint = std::string("if it is meant as ") + (first == '[' ? "an array" : "an object") +
+                     ", fix the JSON; if it is a string, give it as a JSON string";
+  const std::string_view set = "--set ";
+  if (!where.starts_with(set) || !where.ends_with(text) || where.size() < set.size() + text.size())
+    return hint + " (in double quotes, a backslash written \\\\)";
+  const std::string key = where.substr(set.size(), where.size() - set.size() - text.size());
+  // (Bytes that are not UTF-8, which JSON cannot hold, shown as U+FFFD.)
+  const std::string quoted =
+      key + Json(std::string(text)).dump(-1, ' ', false, Json::error_handler_t::replace);
+  // For a POSIX shell: in single quotes, only a single quote needs escaping.
+  std::string shell;
+  for (const char c : quoted) shell += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return hint + ": --set '" + shell + "'";
+}
+
 }  // namespace
 
 std::string json_error_reason(const Json::exception& e) {
@@ -120,9 +142,8 @@ std::optional<Json> parse_json_value(std::string_view text, const std::string& w
     // escape) would silently become a pattern that matches quote characters.
     const std::size_t start = text.find_first_not_of(" \t");
     if (start != std::string_view::npos && (text[start] == '"' || text[start] == '[' || text[start] == '{'))
-      throw UsageError(where, std::string("starts as JSON but is not valid JSON (") + e.what() +
-                                  "); in a JSON string a backslash is written \\\\, or give a string "
-                                  "without its quotes");
+      throw UsageError(where, "starts as JSON but is not valid JSON (" + json_error_reason(e) + "); " +
+                                  not_json_hint(text, text[start], where));
     return std::nullopt;
   }
 }

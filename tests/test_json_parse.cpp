@@ -83,6 +83,28 @@ TEST(JsonParseValue, NotJsonIsNoValue) {
   EXPECT_EQ(parse_json_value("[1, 2]", "--set x=[1, 2]")->size(), 2u);
 }
 
+TEST(JsonParseValue, AStringOpeningWithABracketIsShownAsTheJsonStringToGive) {
+  const auto message_of = [](const std::string& text, const std::string& where) {
+    try {
+      parse_json_value(text, where);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message_of("[a-z]+", "--set token_pattern=[a-z]+"),
+            "--set token_pattern=[a-z]+: starts as JSON but is not valid JSON (parse error at line 1, "
+            "column 2: syntax error while parsing value - invalid literal; last read: '[a'); if it is "
+            "meant as an array, fix the JSON; if it is a string, give it as a JSON string: "
+            "--set 'token_pattern=\"[a-z]+\"'");
+  // Backslashes doubled for JSON, a single quote escaped for the shell.
+  EXPECT_NE(message_of("{\\d'", "--set x={\\d'").find(R"(--set 'x="{\\d'\''"')"), std::string::npos);
+  // Where the value is not the end of a --set, the rule alone.
+  EXPECT_NE(message_of("[x", "value").find("give it as a JSON string (in double quotes"), std::string::npos);
+  EXPECT_NE(message_of("\"\\d+\"", "--set p=\"\\d+\"").find("a backslash is written \\\\"),
+            std::string::npos);
+}
+
 TEST(JsonParseValue, DeepValueIsAUsageErrorNamingTheSet) {
   const std::string deep = nested_arrays(60000);
   try {

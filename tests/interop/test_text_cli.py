@@ -233,6 +233,26 @@ class TextCli(unittest.TestCase):
                                    "train.text: both cannot be read from stdin")
         self.assertFalse((self.dir / "stdin-model").exists())
 
+    # --- 7. a --set string that starts with a bracket ----------------------
+
+    def test_a_set_string_starting_with_a_bracket_is_shown_as_a_json_string(self):
+        text = self.write("words.txt", "Abc de1f 42\n")
+        vocab = self.dir / "words.vocab"
+        proc = self.vectorize("-q", "-i", text, "--set", "token_pattern=[A-Za-z]+")
+        self.assert_one_line_error(proc, 2, "--set token_pattern=[A-Za-z]+: starts as JSON but is not "
+                                   "valid JSON", "if it is a string, give it as a JSON string: "
+                                   "--set 'token_pattern=\"[A-Za-z]+\"'")
+        self.assertNotIn("backslash", proc.stderr)
+        proc = self.vectorize("-q", "-i", text, "--set", 'token_pattern="[A-Za-z]+"',
+                              "--vocabulary-out", vocab)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(vocab.read_text(), "abc\nde\nf\n")
+        # A backslash in the value is doubled in the --set shown; train's --set says the same.
+        proc = run_bagel("train", "--config", self.dir / "text-model.json", "-o", self.dir / "unused",
+                         "--set", "vectorizer.token_pattern=[\\w']+")
+        self.assert_one_line_error(proc, 2, "give it as a JSON string: --set "
+                                   r"""'vectorizer.token_pattern="[\\w'\'']+"'""")
+
 
 if __name__ == "__main__":
     unittest.main()
