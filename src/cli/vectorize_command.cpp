@@ -126,6 +126,37 @@ void check_labels_file(const VectorizeOptions& o, TextFormat format) {
   throw UsageError("--labels", "only --format lines takes a labels file (one label a line); " + carried);
 }
 
+// What the summary counts: documents and their bytes, each once. A fastText
+// line of several labels is one document split into one row per label (the
+// vectorizer's fit counts it once too), so rows may outnumber documents.
+struct DocumentCount {
+  std::size_t documents = 0;
+  std::size_t bytes = 0;  // each with its line end
+};
+
+DocumentCount count_documents(const TextCorpus& corpus) {
+  DocumentCount count;
+  for (std::size_t i = 0; i < corpus.size(); ++i) {
+    if (corpus.repeats_previous(i)) continue;
+    ++count.documents;
+    count.bytes += corpus.documents[i].size() + 1;
+  }
+  return count;
+}
+
+// "vectorize: 3 documents, 5 rows (one per label of a line), 6 terms, ..."
+void print_summary(const TextCorpus& corpus, const TextMatrix& x, double seconds) {
+  const DocumentCount count = count_documents(corpus);
+  const std::string rows =
+      corpus.size() == count.documents
+          ? ""
+          : ", " + std::to_string(corpus.size()) + " rows (one per label of a line)";
+  std::fprintf(stderr, "vectorize: %zu documents%s, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
+               count.documents, rows.c_str(), static_cast<int>(x.cols), static_cast<long long>(x.nonZeros()),
+               seconds, static_cast<double>(count.bytes) / 1e6 / seconds,
+               static_cast<double>(count.documents) / seconds);
+}
+
 // Everything vectorize writes besides the matrix, to `outputs`' temporaries.
 void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted,
                   AtomicOutputs& outputs) {
@@ -268,8 +299,6 @@ int run_vectorize(const VectorizeOptions& o) {
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_corpus(input);
   if (corpus.size() == 0) throw FileError(corpus.source, "no documents to vectorize");
-  std::size_t bytes = 0;
-  for (const std::string_view d : corpus.documents) bytes += d.size() + 1;
 
   TextMatrix x;
   if (fitted) {
@@ -308,10 +337,7 @@ int run_vectorize(const VectorizeOptions& o) {
     write_others(o, corpus, *fitted, outputs);
   }
   outputs.commit();
-  if (!o.quiet)
-    std::fprintf(stderr, "vectorize: %zu documents, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
-                 corpus.size(), static_cast<int>(x.cols), static_cast<long long>(x.nonZeros()), seconds,
-                 static_cast<double>(bytes) / 1e6 / seconds, static_cast<double>(corpus.size()) / seconds);
+  if (!o.quiet) print_summary(corpus, x, seconds);
   return 0;
 }
 

@@ -253,6 +253,19 @@ class TextCli(unittest.TestCase):
         self.assert_one_line_error(proc, 2, "give it as a JSON string: --set "
                                    r"""'vectorizer.token_pattern="[\\w'\'']+"'""")
 
+    # --- 8. vectorize's summary and outputs say what is true ----------------
+
+    def test_the_summary_counts_a_line_of_several_labels_as_one_document(self):
+        lines = ["__label__sky __label__sea blue water everywhere", "__label__sky blue clouds",
+                 "__label__sea __label__sky __label__land waves on sand"]
+        path = self.write("multi.ft", "".join(line + "\n" for line in lines))
+        proc = self.vectorize("-i", path)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, r"^vectorize: 3 documents, 6 rows \(one per label of a line\), "
+                                      r"7 terms, 17 non-zeros, [\d.]+ s \([\d.]+ MB/s, \d+ documents/s\)\n$")
+        proc = self.vectorize("-i", self.dir / "train.ft")
+        self.assertRegex(proc.stderr, r"^vectorize: 6 documents, \d+ terms")
+
 
 if __name__ == "__main__":
     unittest.main()
