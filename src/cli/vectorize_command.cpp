@@ -19,7 +19,6 @@
 #include "bagel/text/text_lines.h"
 #include "bagel/input_stream.h"
 #include "bagel/text/vectorizer.h"
-#include "bagel/text/vocabulary_file.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -144,15 +143,17 @@ DocumentCount count_documents(const TextCorpus& corpus) {
   return count;
 }
 
-// "vectorize: 3 documents, 5 rows (one per label of a line), 6 terms, ..."
-void print_summary(const TextCorpus& corpus, const TextMatrix& x, double seconds) {
+// "vectorize: 3 documents, 5 rows (one per label of a line), 6 terms, ...";
+// hashing has columns, each the hash of any number of terms.
+void print_summary(const TextCorpus& corpus, const TextMatrix& x, VectorizerKind kind, double seconds) {
   const DocumentCount count = count_documents(corpus);
   const std::string rows =
       corpus.size() == count.documents
           ? ""
           : ", " + std::to_string(corpus.size()) + " rows (one per label of a line)";
-  std::fprintf(stderr, "vectorize: %zu documents%s, %d terms, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
-               count.documents, rows.c_str(), static_cast<int>(x.cols), static_cast<long long>(x.nonZeros()),
+  std::fprintf(stderr, "vectorize: %zu documents%s, %d %s, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
+               count.documents, rows.c_str(), static_cast<int>(x.cols),
+               kind == VectorizerKind::hashing ? "columns" : "terms", static_cast<long long>(x.nonZeros()),
                seconds, static_cast<double>(count.bytes) / 1e6 / seconds,
                static_cast<double>(count.documents) / seconds);
 }
@@ -162,13 +163,7 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
                   AtomicOutputs& outputs) {
   if (!o.vocabulary_out.empty()) {
     create_parent_folder(o.vocabulary_out);
-    outputs.write(o.vocabulary_out, [&](const std::string& temp) {
-      // Hashing has no terms: its file is empty.
-      if (fitted.options().kind == VectorizerKind::hashing)
-        write_vocabulary_file(temp, std::vector<std::string>{});
-      else
-        fitted.write_vocabulary(temp);
-    });
+    outputs.write(o.vocabulary_out, [&](const std::string& temp) { fitted.write_vocabulary(temp); });
   }
   if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names, outputs);
   if (!o.weights_out.empty()) {
@@ -233,7 +228,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
       ->check(existing_folder());
   cmd->add_option("--output,-o", o.output, "The CSR .npz (scipy.sparse.load_npz reads it)")->required();
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz (default: stored, mmap-able)");
-  cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order");
+  cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order (count and tfidf: hashing has no vocabulary)");
   cmd->add_option("--labels-out", o.labels_out, "Write the documents' labels, one per line");
   cmd->add_option("--weights-out", o.weights_out,
                   "Write each row's weight, one per line, for train.sample_weights: 1, but for the rows a "
@@ -279,6 +274,13 @@ int run_vectorize(const VectorizeOptions& o) {
   } else {
     options = parse_options(o, settings_from(o));
   }
+
+  // Checked before the text is read: nothing to write, and an empty file
+  // would look like a vocabulary of no terms.
+  const VectorizerKind kind = fitted ? fitted->options().kind : options.kind;
+  if (kind == VectorizerKind::hashing && !o.vocabulary_out.empty())
+    throw UsageError("--vocabulary-out", "a hashing vectorizer has no vocabulary: each column is the "
+                                         "hash of any number of terms; leave --vocabulary-out out");
 
   TextInput input;
   input.path = o.input;
@@ -337,7 +339,7 @@ int run_vectorize(const VectorizeOptions& o) {
     write_others(o, corpus, *fitted, outputs);
   }
   outputs.commit();
-  if (!o.quiet) print_summary(corpus, x, seconds);
+  if (!o.quiet) print_summary(corpus, x, fitted->options().kind, seconds);
   return 0;
 }
 

@@ -266,6 +266,20 @@ class TextCli(unittest.TestCase):
         proc = self.vectorize("-i", self.dir / "train.ft")
         self.assertRegex(proc.stderr, r"^vectorize: 6 documents, \d+ terms")
 
+    def test_hashing_has_no_vocabulary_to_write(self):
+        vocab = self.dir / "hashing.vocab"
+        text = self.write("hash.txt", "hello world\n")
+        proc = self.vectorize("-q", "-i", text, "--set", "kind=hashing", "--vocabulary-out", vocab)
+        self.assert_one_line_error(proc, 2, "--vocabulary-out: a hashing vectorizer has no vocabulary")
+        self.assertFalse(vocab.exists())
+        fitted = self.dir / "hashing-vectorizer"
+        proc = self.vectorize("-i", text, "--set", "kind=hashing", "--set", "n_features=16",
+                              "--vectorizer-out", fitted)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("16 columns, 2 non-zeros", proc.stderr)
+        proc = self.vectorize("-q", "-i", text, "--vectorizer", fitted, "--vocabulary-out", vocab)
+        self.assert_one_line_error(proc, 2, "--vocabulary-out: a hashing vectorizer has no vocabulary")
+
 
 if __name__ == "__main__":
     unittest.main()
