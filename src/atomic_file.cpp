@@ -186,7 +186,7 @@ void write_file(const fs::path& path, const std::string& contents) {
   if (!out) throw FileError(path.string(), "cannot open for writing");
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.flush();
-  if (!out) throw FileError(path.string(), "write failed (disk full?)");
+  if (!out) throw FileError(path.string(), write_failure());
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents) {

@@ -103,8 +103,8 @@ std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallba
     if (std::floor(d) == d && std::abs(d) < 9e15) return static_cast<std::int64_t>(d);
     // A whole number past 64 bits, which JSON's parser keeps as a double.
     if (std::floor(d) == d && std::abs(d) >= 0x1p63)
-      throw ConfigError(field(key), "expected an integer from -9223372036854775808 to "
-                                    "9223372036854775807, found " + v->dump());
+      throw ConfigError(field(key), "expected an integer, found " + v->dump() +
+                                        ", beyond the 64-bit integers");
     // Past 2^53 a double may have rounded the number written (1e16 + 1).
     if (std::floor(d) == d)
       throw ConfigError(field(key), "expected an integer, found " + v->dump() +

@@ -503,7 +503,7 @@ void write_npy_file(const std::string& path, std::span<const T> values,
     out.write(reinterpret_cast<const char*>(values.data()),
               static_cast<std::streamsize>(values.size_bytes()));
     out.flush();
-    if (!out) throw FileError(path, "write failed (disk full?)");
+    if (!out) throw FileError(path, write_failure());
   }
   tmp.commit();
 }

@@ -84,8 +84,8 @@ TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
   // Past 64 bits the JSON parser keeps a double ("expected an integer, found a number").
   doc = minimal();
   doc["optimizer"] = nlohmann::json::parse(R"({"seed": 18446744073709551616})");
-  EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer from -9223372036854775808 to "
-                               "9223372036854775807, found 1.8446744073709552e+19"),
+  EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer, found 1.8446744073709552e+19, "
+                               "beyond the 64-bit integers"),
             std::string::npos) << error_of(doc);
   doc["optimizer"] = nlohmann::json::parse(R"({"seed": 1e16})");  // within 64 bits, maybe rounded
   EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer, found 1e+16: from 9e15 on, "

@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     // error, not a success with nothing written.
     const auto printed = [](int status) {
       std::cout.flush();
-      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", "write failed");
+      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", bagel::write_failure());
       return status;
     };
     if (inspect_cmd->parsed()) return printed(bagel::cli::run_inspect(inspect));

@@ -56,7 +56,7 @@ class PredictionOutput {
   // Flushed and checked; a file is closed but not yet in place.
   void finish() {
     stream().flush();
-    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, "write failed");
+    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, write_failure());
     if (file_) stream_.close();
   }
   void commit() {

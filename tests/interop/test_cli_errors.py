@@ -211,7 +211,11 @@ class ErrorLines(unittest.TestCase):
             proc = subprocess.run([BAGEL, "inspect", "-m", self.model], stdout=full,
                                   stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertEqual(proc.stderr, "bagel: error: <stdout>: write failed\n")
+        self.assertEqual(proc.stderr, "bagel: error: <stdout>: write failed: No space left on device\n")
+
+    def test_a_failed_write_says_why(self):
+        proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-o", "/dev/full")
+        self.assert_error(proc, 1, exact="/dev/full: write failed: No space left on device")
 
     def test_a_huge_omp_num_threads_is_capped(self):
         # OpenMP's runtime takes OMP_NUM_THREADS as it is: 100000 threads
