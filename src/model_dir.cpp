@@ -1,6 +1,8 @@
 #include "bagel/model_dir.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -74,6 +76,22 @@ bool holds_only_model_files(const fs::path& dir) {
 bool is_current_folder(const fs::path& dir) {
   std::error_code ec;
   return fs::equivalent(dir, fs::current_path(), ec);
+}
+
+// `dir` is a mount point (a tmpfs, a bind mount, a volume), or lies on
+// another file system than its parent: the sibling folder a new model is
+// written to could be neither swapped with it nor moved into it.
+bool is_mount_point(const fs::path& dir) {
+#ifdef STATX_ATTR_MOUNT_ROOT
+  struct statx sx {};
+  if (::statx(AT_FDCWD, dir.c_str(), 0, STATX_BASIC_STATS, &sx) == 0 &&
+      (sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) != 0)
+    return (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+#endif
+  struct stat self {};
+  struct stat parent {};
+  if (::stat(dir.c_str(), &self) != 0 || ::stat((dir / "..").c_str(), &parent) != 0) return false;
+  return self.st_dev != parent.st_dev || self.st_ino == parent.st_ino;
 }
 
 bool process_gone(long pid) { return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
@@ -183,9 +201,11 @@ ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
   const ModelDirState state = model_dir_state(dir_);
   // An empty folder is the user's (its permissions, a mount point): it is
   // filled file by file, as one with the user's files in it is.
+  // A mount point cannot be swapped: it is filled file by file too.
   const bool whole_folder =
       state == ModelDirState::kMissing ||
-      (state == ModelDirState::kModel && holds_only_model_files(dir_) && !is_current_folder(dir_));
+      (state == ModelDirState::kModel && holds_only_model_files(dir_) && !is_current_folder(dir_) &&
+       !is_mount_point(dir_));
   if (!whole_folder) return;  // the user's files stay where they are: file by file
   replacing_folder_ = state != ModelDirState::kMissing;
   std::error_code ec;
@@ -232,6 +252,11 @@ void ModelDirWriter::commit() {
     for (auto& [name, file] : files_) {
       std::error_code ec;
       fs::rename(new_folder_->temp() / name, file->temp(), ec);
+      if (ec) {
+        // Another file system (a mount point the checks did not see): copy.
+        ec.clear();
+        fs::copy_file(new_folder_->temp() / name, file->temp(), ec);
+      }
       if (ec) throw FileError(file->temp().string(), "cannot move into place: " + ec.message());
     }
   }

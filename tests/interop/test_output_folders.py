@@ -209,6 +209,43 @@ class ReplacedFiles(TrainingCase):
         self.assertEqual(sorted(p.name for p in real.parent.iterdir()), ["v1"])
 
 
+class UnswappableFolders(TrainingCase):
+    """A model folder that cannot be swapped with a new sibling, a mount
+    point, is refilled file by file (README section 5), not refused after the
+    training."""
+
+    def tearDown(self):
+        self.doCleanups()  # unmount: before the folders are removed
+        super().tearDown()
+
+    def mount_tmpfs(self, folder):
+        folder.mkdir()
+        try:
+            proc = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1600k", "tmpfs", str(folder)],
+                                  capture_output=True)
+        except FileNotFoundError:
+            self.skipTest("no mount command")
+        if proc.returncode != 0:
+            self.skipTest("mount -t tmpfs is not permitted here")
+        self.addCleanup(subprocess.run, ["umount", str(folder)], capture_output=True)
+
+    def assert_retrained(self, model, before):
+        after = snapshot(model)
+        self.assertEqual(sorted(after), MODEL_FILES)  # no temporaries left inside
+        self.assertNotEqual(after["weight.npy"], before["weight.npy"])
+        self.assertEqual(json.loads(after["model.json"])["config"]["optimizer"]["epochs"], 3)
+
+    def test_a_mount_point_is_retrained_file_by_file(self):
+        mount = self.dir / "mp"
+        self.mount_tmpfs(mount)
+        self.assertEqual(self.train(mount).returncode, 0)
+        before = snapshot(mount)
+        proc = self.train(mount, "--set", "optimizer.epochs=3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assert_retrained(mount, before)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["mp"])
+
+
 class UnderStrace(unittest.TestCase):
     """Runs bagel under strace, which delivers a signal as the Nth call of a
     kind starts: the moments a test could not hit by timing."""
