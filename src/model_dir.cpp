@@ -213,6 +213,13 @@ ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
   if (ec) throw FileError(dir_.parent_path().string(), "cannot create the folder: " + ec.message());
   new_folder_ = std::make_unique<AtomicPath>(dir_);
   fs::create_directory(new_folder_->temp(), ec);
+  if (ec && replacing_folder_) {
+    // No new entry can be made beside the folder (its parent is read-only
+    // or immutable), but the folder itself was checked writable: file by file.
+    new_folder_.reset();
+    replacing_folder_ = false;
+    return;
+  }
   if (ec) throw FileError(new_folder_->temp().string(), "cannot create: " + ec.message());
   // The new version keeps the old folder's permissions.
   if (replacing_folder_) fs::permissions(new_folder_->temp(), fs::status(dir_).permissions(), ec);

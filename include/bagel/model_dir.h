@@ -18,7 +18,8 @@
 // (renameat2 RENAME_EXCHANGE), and load_model reads through one handle on
 // the folder, so readers always see one whole version. An empty folder, one
 // with the user's files, the current folder or one that cannot be swapped
-// (a mount point) is written file by file instead:
+// (a mount point, one whose parent takes no new entries) is written file by
+// file instead:
 // only when all three are complete is the old model.json removed, the arrays
 // renamed into place and the new model.json renamed last. Whenever a
 // model.json is present, the arrays beside it are the ones it describes; a

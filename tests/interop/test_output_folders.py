@@ -210,12 +210,12 @@ class ReplacedFiles(TrainingCase):
 
 
 class UnswappableFolders(TrainingCase):
-    """A model folder that cannot be swapped with a new sibling, a mount
-    point, is refilled file by file (README section 5), not refused after the
-    training."""
+    """A model folder that cannot be swapped with a new sibling, a mount point
+    or one whose parent takes no new entries, is refilled file by file
+    (README section 5), not refused after the training."""
 
     def tearDown(self):
-        self.doCleanups()  # unmount: before the folders are removed
+        self.doCleanups()  # unmount, chattr -i: before the folders are removed
         super().tearDown()
 
     def mount_tmpfs(self, folder):
@@ -228,6 +228,20 @@ class UnswappableFolders(TrainingCase):
         if proc.returncode != 0:
             self.skipTest("mount -t tmpfs is not permitted here")
         self.addCleanup(subprocess.run, ["umount", str(folder)], capture_output=True)
+
+    def make_immutable(self, folder):
+        try:
+            proc = subprocess.run(["chattr", "+i", str(folder)], capture_output=True)
+        except FileNotFoundError:
+            self.skipTest("no chattr command")
+        if proc.returncode != 0:
+            self.skipTest("chattr +i is not permitted here")
+        self.addCleanup(subprocess.run, ["chattr", "-i", str(folder)], capture_output=True)
+        try:
+            (folder / "probe").mkdir()
+        except OSError:
+            return
+        self.skipTest("chattr +i does not stop new entries here (root without the attribute?)")
 
     def assert_retrained(self, model, before):
         after = snapshot(model)
@@ -244,6 +258,18 @@ class UnswappableFolders(TrainingCase):
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assert_retrained(mount, before)
         self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["mp"])
+
+    def test_a_folder_whose_parent_is_immutable_is_retrained_file_by_file(self):
+        parent = self.dir / "parent"
+        model = parent / "model"
+        parent.mkdir()
+        self.assertEqual(self.train(model).returncode, 0)
+        before = snapshot(model)
+        self.make_immutable(parent)
+        proc = self.train(model, "--set", "optimizer.epochs=3")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assert_retrained(model, before)
+        self.assertEqual(sorted(p.name for p in parent.iterdir()), ["model"])
 
 
 class UnderStrace(unittest.TestCase):
