@@ -181,12 +181,17 @@ void check_can_create(const fs::path& target) {
                                          " is not writable (" + std::strerror(errno) + ")");
 }
 
+std::string write_failed_message() {
+  return errno != 0 ? std::string("write failed: ") + std::strerror(errno) : "write failed (disk full?)";
+}
+
 void write_file(const fs::path& path, const std::string& contents) {
   std::ofstream out(path, std::ios::binary);
   if (!out) throw FileError(path.string(), "cannot open for writing");
+  errno = 0;
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.flush();
-  if (!out) throw FileError(path.string(), write_failure());
+  if (!out) throw FileError(path.string(), write_failed_message());
 }
 
 void write_file_atomic(const fs::path& path, const std::string& contents) {

@@ -499,11 +499,12 @@ void write_npy_file(const std::string& path, std::span<const T> values,
     std::ofstream out(tmp.temp(), std::ios::binary);
     if (!out) throw FileError(path, "cannot open for writing");
     const std::string header = npy_header(descr, shape);
+    errno = 0;
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     out.write(reinterpret_cast<const char*>(values.data()),
               static_cast<std::streamsize>(values.size_bytes()));
     out.flush();
-    if (!out) throw FileError(path, write_failure());
+    if (!out) throw FileError(path, write_failed_message());
   }
   tmp.commit();
 }

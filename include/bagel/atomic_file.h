@@ -94,6 +94,11 @@ long temp_owner(const std::string& name, const std::string& prefix);
 // check every output before hours of work rather than after.
 void check_can_create(const std::filesystem::path& target);
 
+// What to say when a stream's write failed: "write failed: " and the
+// system's reason (errno: "File too large" past a `ulimit -f` limit, "No
+// space left on device"), or "write failed (disk full?)" when errno says none.
+std::string write_failed_message();
+
 // Writes `contents` to `path` atomically; throws FileError on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);
 // The same in place (a temporary of AtomicOutputs, say).

@@ -2,9 +2,7 @@
 // what was expected. Library code throws; only main() catches and prints.
 #pragma once
 
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -37,13 +35,6 @@ class FileError : public Error {
   std::int64_t line_;
   std::string message_;
 };
-
-// "write failed: <why>" after a stream's write failed, from errno where the
-// failing write(2) left it ("No space left on device", "File too large").
-inline std::string write_failure() {
-  const int why = errno;
-  return why != 0 ? "write failed: " + std::string(std::strerror(why)) : "write failed";
-}
 
 // A bad configuration value; `field` is the dotted key path (optimizer.epochs).
 class ConfigError : public Error {

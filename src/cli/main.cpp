@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bagel/atomic_file.h"
 #include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/temp_registry.h"
@@ -72,6 +73,10 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e,
 
 int main(int argc, char** argv) {
   bagel::remove_temporaries_on_signal();
+  // Past a file-size limit (ulimit -f) a write fails with EFBIG instead of
+  // ending the process without a word: the error is reported ("File too
+  // large") and the temporaries and the claim are removed, as on a full disk.
+  std::signal(SIGXFSZ, SIG_IGN);
   bagel::limit_default_threads();
   CLI::App app{"bagel: sparse bag-of-words classifiers (logistic regression on an "
                "EmbeddingBag-sum layer, trained with SGD)"};
@@ -123,7 +128,7 @@ int main(int argc, char** argv) {
     // error, not a success with nothing written.
     const auto printed = [](int status) {
       std::cout.flush();
-      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", bagel::write_failure());
+      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", bagel::write_failed_message());
       return status;
     };
     if (inspect_cmd->parsed()) return printed(bagel::cli::run_inspect(inspect));

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cstdio>
@@ -51,12 +52,13 @@ class PredictionOutput {
     file_ = std::make_unique<AtomicPath>(path);
     stream_.open(file_->temp(), std::ios::binary);
     if (!stream_) throw FileError(path, "cannot open for writing");
+    errno = 0;  // the reason a write fails is then the write's own
   }
   std::ostream& stream() { return file_ ? stream_ : std::cout; }
   // Flushed and checked; a file is closed but not yet in place.
   void finish() {
     stream().flush();
-    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, write_failure());
+    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, write_failed_message());
     if (file_) stream_.close();
   }
   void commit() {

@@ -17,6 +17,13 @@ def run_bagel(*args, cwd=None, stdin=None, text=True):
                           timeout=120, cwd=cwd)
 
 
+def run_limited(blocks, *args):
+    """bagel ARGS... under a file-size limit, `ulimit -f BLOCKS` (blocks of
+    1024 bytes in bash): a larger write fails (EFBIG; bagel ignores SIGXFSZ)."""
+    return subprocess.run(["bash", "-c", f'ulimit -f {blocks} && exec "$@"', "bagel", BAGEL,
+                           *map(str, args)], capture_output=True, text=True, timeout=120)
+
+
 def write_labeled_set(folder, rows, cols, density, seed, labels, name="train"):
     """FOLDER/NAME.npz and NAME.labels: random rows, labelled by the sign of a
     random linear score (labels[0] when positive). Returns (x, y)."""

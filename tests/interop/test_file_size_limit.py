@@ -1,0 +1,83 @@
+"""Past a file-size limit (`ulimit -f`), a write fails with EFBIG instead of
+SIGXFSZ ending bagel without a word: the error is one line saying "File too
+large", the exit status is 1, and no temporary (`x.tmp-PID-N`) or claim
+(`DIR.bagel-lock`) is left behind.
+
+Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_file_size_limit
+"""
+
+import json
+import tempfile
+import unittest
+from pathlib import Path
+
+from cli_helpers import run_bagel, run_limited, write_labeled_set
+
+
+class LimitCase(unittest.TestCase):
+    """A trained model and its data, and a fresh folder for each test."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-fsize-")
+        cls.data = Path(cls._tmp.name)
+        # 3000 columns: a weight.npy of 12 KB, past a 4-block limit.
+        write_labeled_set(cls.data, 300, 3000, 0.01, 5, ("1", "0"))
+        cls.config = cls.data / "cfg.json"
+        cls.config.write_text(json.dumps({
+            "train": {"features": str(cls.data / "train.npz"),
+                      "labels": str(cls.data / "train.labels")},
+            "optimizer": {"epochs": 1}}))
+        proc = run_bagel("train", "--config", cls.config, "-o", cls.data / "model", "-q")
+        assert proc.returncode == 0, proc.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
+        self.dir = Path(self._case.name)
+
+    def tearDown(self):
+        self._case.cleanup()
+
+    def assert_too_large(self, proc):
+        self.assertEqual(proc.returncode, 1, f"status {proc.returncode}: {proc.stderr!r}")
+        self.assertTrue(proc.stderr.startswith("bagel: error: "), proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        self.assertIn("File too large", proc.stderr)
+
+
+
+class FileSizeLimit(LimitCase):
+    def test_train_reports_it_and_leaves_no_temporary_or_claim(self):
+        model = self.dir / "model"
+        self.assert_too_large(run_limited(4, "train", "--config", self.config, "-o", model, "-q"))
+        self.assertEqual(list(self.dir.iterdir()), [])
+
+    def test_retraining_keeps_the_old_model_and_leaves_no_temporary(self):
+        model = self.dir / "model"
+        self.assertEqual(run_bagel("train", "--config", self.config, "-o", model, "-q").returncode, 0)
+        before = {p.name: p.read_bytes() for p in model.iterdir()}
+        self.assert_too_large(run_limited(4, "train", "--config", self.config, "-o", model, "-q",
+                                          "--set", "optimizer.epochs=2"))
+        self.assertEqual({p.name: p.read_bytes() for p in model.iterdir()}, before)
+        self.assertEqual([p.name for p in self.dir.iterdir()], ["model"])
+
+    def test_predict_output(self):
+        out = self.dir / "p.csv"
+        self.assert_too_large(run_limited(1, "predict", "-m", self.data / "model",
+                                          "-i", self.data / "train.npz", "--proba", "-o", out, "-q"))
+        self.assertEqual(list(self.dir.iterdir()), [])
+
+    def test_convert(self):
+        for name in ("x.npz", "x.svm"):
+            with self.subTest(name):
+                self.assert_too_large(run_limited(4, "convert", self.data / "train.npz", self.dir / name,
+                                                  "--labels", self.data / "train.labels"))
+                self.assertEqual(list(self.dir.iterdir()), [])
+
+
+if __name__ == "__main__":
+    unittest.main()
