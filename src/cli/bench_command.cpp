@@ -14,13 +14,16 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "bench", "Time the dense Linear path against the sparse EmbeddingBag path (same data, same weights)");
   cmd->add_option("-c,--config", o.config, "Bench settings (JSON; see configs/bench.json)")
+      ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides, "Override one setting, e.g. --set repetitions=3 (repeatable)");
   cmd->add_option("-i,--input", o.input, "Bench on this CSR file (.npz or svmlight) instead of the sweep")
+      ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("-l,--labels", o.labels, "Labels of --input (optional; used for the training epoch)")
+      ->check(given_path())
       ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", o.output, "Folder for bench.csv and bench.json");
+  cmd->add_option("-o,--output", o.output, "Folder for bench.csv and bench.json")->check(given_path());
   cmd->add_flag("-q,--quiet", o.quiet, "Only the table");
   return cmd;
 }

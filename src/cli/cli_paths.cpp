@@ -11,9 +11,19 @@ namespace bagel::cli {
 
 namespace fs = std::filesystem;
 
+namespace {
+constexpr const char* kEmptyPath = "is empty, expected a path";
+}  // namespace
+
+CLI::Validator given_path() {
+  return CLI::Validator([](std::string& path) -> std::string { return path.empty() ? kEmptyPath : ""; },
+                        "");
+}
+
 CLI::Validator input_path(bool folder_allowed) {
   return CLI::Validator(
       [folder_allowed](std::string& path) -> std::string {
+        if (path.empty()) return kEmptyPath;
         if (path == "-") return {};
         std::error_code ec;
         const fs::file_status st = fs::status(path, ec);
@@ -28,6 +38,7 @@ CLI::Validator input_path(bool folder_allowed) {
 CLI::Validator existing_folder() {
   return CLI::Validator(
       [](std::string& path) -> std::string {
+        if (path.empty()) return kEmptyPath;
         std::error_code ec;
         const fs::file_status st = fs::status(path, ec);
         if (!fs::exists(st)) return "no such folder '" + path + "'";

@@ -14,6 +14,12 @@
 
 namespace bagel::cli {
 
+// Refuses an empty value ("-o ''"), which would otherwise read as the option
+// not given (a config's output, stdout, the default file): a usage error,
+// exit 2, "--output: is empty, expected a path". Every path option has it,
+// before its other checks; input_path() and existing_folder() include it.
+CLI::Validator given_path();
+
 // Accepts "-" and any existing path that is not a folder (a FIFO, /dev/stdin
 // and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
 // An existing file or "-"; with folder_allowed, a folder too (text in folders).

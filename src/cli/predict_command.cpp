@@ -382,7 +382,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "True labels (text, one per line, or .npy) to report metrics")
       ->check(input_path());
   cmd->add_option("-o,--output", o.output,
-                  "Write predictions here instead of stdout (its folder is created if missing)");
+                  "Write predictions here instead of stdout (its folder is created if missing)")
+      ->check(given_path());
   CLI::Option* proba = cmd->add_flag(
       "-p,--proba", o.proba,
       "Write class probabilities: a header of class names, then one row per input row");
@@ -402,7 +403,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
   cmd->add_option("--format", o.format, "Delimiter of --proba and --top-k output: csv or tsv")
       ->check(CLI::IsMember({"csv", "tsv"}))
       ->capture_default_str();
-  cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)");
+  cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)")
+      ->check(given_path());
   cmd->add_option("--text-format", o.text_format,
                   "A model trained on text (refused for others): how --input holds its documents: auto, lines, fasttext, "
                   "tsv, csv or folder (auto: a folder, lines with --labels, TSV when the first line "

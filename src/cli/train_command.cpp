@@ -82,20 +82,23 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   CLI::App* cmd = app.add_subcommand("train", "Train a model from a JSON config");
   cmd->add_option("-c,--config", o.config, "Config file (JSON; see configs/example.json)")
       ->required()
+      ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides,
                   "Override one config key, e.g. --set optimizer.epochs=10 (repeatable)");
   cmd->add_option("-o,--output", o.output,
                   "Model directory (overrides the config's \"output\"): a new or empty folder, "
                   "or one holding a bagel model, whose model files are replaced (other files "
-                  "are kept)");
+                  "are kept)")
+      ->check(given_path());
   cmd->add_flag("--force", o.force,
                 "Also write into a folder of other files, beside them (none is removed or "
                 "overwritten)");
   cmd->add_option("--init", o.init,
                   "Start from this model directory's weights instead of zeros (overrides the "
                   "config's \"init\"); its classes must hold the labels, its features match "
-                  "the columns");
+                  "the columns")
+      ->check(given_path());
   cmd->add_flag("--resume", o.resume,
                 "Go on from the last epoch that a stopped run (Ctrl-C, kill) of this config and data "
                 "saved in OUTPUT.bagel-resume");

@@ -68,11 +68,13 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
               "one-vs-rest on the valid set (or a held-out 20% of train) and write the best config");
   cmd->add_option("-c,--config", o.config, "Config file (JSON), as for train")
       ->required()
+      ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides, "Override one config key (repeatable), as for train");
   cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60)");
   cmd->add_option("-o,--output", o.output,
-                  "Where to write the best config (default: tuned.json in the current folder)");
+                  "Where to write the best config (default: tuned.json in the current folder)")
+      ->check(given_path());
   cmd->add_option("--threads", o.threads, "Trials at once (default 0: all cores)");
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (the table is still printed)");
   return cmd;

@@ -112,6 +112,55 @@ class ErrorLines(unittest.TestCase):
                                     "--vectorizer", missing), 2,
                           "vectorize: --vectorizer: no such folder", str(missing))
 
+    def test_an_empty_path_is_a_usage_error_naming_its_option(self):
+        # An empty value had read as the option not given: train -o '' replaced
+        # the config's model, tune -o '' ./tuned.json, predict -o '' wrote stdout.
+        npz, labels = self.dir / "train.npz", self.dir / "train.labels"
+        text = self.dir / "empty-path-docs.txt"
+        text.write_text("one doc\nanother doc\n")
+        cwd = self.dir / "empty-path-cwd"
+        cwd.mkdir()
+        model_before = {p.name: p.read_bytes() for p in self.model.iterdir()}
+        vectorize = ["vectorize", "-i", text, "-o", cwd / "v.npz"]
+        cases = [
+            (["train", "--config", self.config, "-o", ""], "train: --output"),
+            (["train", "--config", self.config, "--init", ""], "train: --init"),
+            (["train", "--config", ""], "train: --config"),
+            (["tune", "--config", self.config, "-o", "", "--budget", "1"], "tune: --output"),
+            (["tune", "--config", ""], "tune: --config"),
+            (["predict", "-m", self.model, "-i", npz, "-o", ""], "predict: --output"),
+            (["predict", "-m", self.model, "-i", npz, "-l", labels, "--metrics", ""], "predict: --metrics"),
+            (["predict", "-m", "", "-i", npz], "predict: --model"),
+            (["predict", "-m", self.model, "-i", ""], "predict: --input"),
+            (["predict", "-m", self.model, "-i", npz, "-l", ""], "predict: --labels"),
+            (["inspect", "-m", self.model, "--vocabulary", ""], "inspect: --vocabulary"),
+            (["inspect", "-m", self.model, "--explain", "-i", ""], "inspect: --input"),
+            (["convert", npz, ""], "convert: output"),
+            (["convert", "", cwd / "x.svm"], "convert: input"),
+            (["convert", npz, cwd / "x.svm", "--labels", ""], "convert: --labels"),
+            (["convert", npz, cwd / "x.svm", "--labels", labels, "--labels-out", ""], "convert: --labels-out"),
+            (["generate", "", "--labels-out", cwd / "y.txt"], "generate: output"),
+            (["generate", cwd / "x.npz", "--labels-out", ""], "generate: --labels-out"),
+            (["bench", "-o", ""], "bench: --output"),
+            (["bench", "-c", ""], "bench: --config"),
+            (["bench", "-i", ""], "bench: --input"),
+            (["bench", "-i", npz, "-l", ""], "bench: --labels"),
+            (["vectorize", "-i", text, "-o", ""], "vectorize: --output"),
+            (["vectorize", "-i", "", "-o", cwd / "v.npz"], "vectorize: --input"),
+            (vectorize + ["--labels", ""], "vectorize: --labels"),
+            (vectorize + ["--config", ""], "vectorize: --config"),
+            (vectorize + ["--vectorizer", ""], "vectorize: --vectorizer"),
+            (vectorize + ["--vocabulary-out", ""], "vectorize: --vocabulary-out"),
+            (vectorize + ["--labels-out", ""], "vectorize: --labels-out"),
+            (vectorize + ["--weights-out", ""], "vectorize: --weights-out"),
+            (vectorize + ["--vectorizer-out", ""], "vectorize: --vectorizer-out"),
+        ]
+        for args, where in cases:
+            with self.subTest(args=" ".join(map(str, args))):
+                self.assert_error(run_bagel(*args, cwd=cwd), 2, where + ": is empty, expected a path")
+        self.assertEqual(list(cwd.iterdir()), [])
+        self.assertEqual({p.name: p.read_bytes() for p in self.model.iterdir()}, model_before)
+
     def test_a_tab_in_line_one_says_why_the_text_was_read_as_tsv(self):
         text = self.dir / "tabbed.txt"
         text.write_text("first doc\twith a tab\nsecond doc without\n")
