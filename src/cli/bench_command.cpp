@@ -66,7 +66,8 @@ int run_bench(const BenchOptions& o) {
   const std::vector<BenchCase> cases = bagel::run_bench(config, progress);
   std::cout << bench_table(cases) << std::flush;
   if (!config.output.empty()) {
-    NewFolders folders(config.output);
+    // The output folder itself too, when it is made here.
+    NewFolders folders((dir / "bench.csv").string());
     std::filesystem::create_directories(config.output);
     AtomicOutputs outputs;
     outputs.write(dir / "bench.csv", [&](const std::string& to) { write_file(to, bench_csv(cases)); });

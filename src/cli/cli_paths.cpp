@@ -1,6 +1,8 @@
 #include "cli_paths.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <system_error>
 
 #include "bagel/atomic_file.h"
@@ -114,13 +116,19 @@ void check_output_folder(const std::string& path, const std::string& option) {
   }
 }
 
-NewFolders::NewFolders(const std::string& path) {
-  if (path.empty() || path == "-") return;
+NewFolders::NewFolders(const std::vector<std::string>& paths) {
   std::error_code ec;
-  for (fs::path folder = fs::absolute(path, ec).lexically_normal().parent_path();
-       !folder.empty() && folder != folder.parent_path() && !fs::exists(fs::symlink_status(folder, ec));
-       folder = folder.parent_path())
-    missing_.push_back(folder);
+  for (const std::string& path : paths) {
+    if (path.empty() || path == "-") continue;
+    for (fs::path folder = fs::absolute(path, ec).lexically_normal().parent_path();
+         !folder.empty() && folder != folder.parent_path() && !fs::exists(fs::symlink_status(folder, ec));
+         folder = folder.parent_path())
+      if (std::find(missing_.begin(), missing_.end(), folder) == missing_.end()) missing_.push_back(folder);
+  }
+  // Deepest first, across all the paths: a folder goes only once those in it have.
+  std::stable_sort(missing_.begin(), missing_.end(), [](const fs::path& a, const fs::path& b) {
+    return std::distance(a.begin(), a.end()) > std::distance(b.begin(), b.end());
+  });
   for (const fs::path& folder : missing_)
     registered_.push_back(std::make_unique<TempRegistration>(folder, TempRegistration::Kind::kEmptyFolder));
 }

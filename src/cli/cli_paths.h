@@ -65,7 +65,9 @@ void create_parent_folder(const std::string& path);
 // command that fails leaves no folder of its own making behind.
 class NewFolders {
  public:
-  explicit NewFolders(const std::string& path);
+  explicit NewFolders(const std::string& path) : NewFolders(std::vector<std::string>{path}) {}
+  // The folders on the way to each of `paths` (empty ones are skipped).
+  explicit NewFolders(const std::vector<std::string>& paths);
   ~NewFolders();
   NewFolders(const NewFolders&) = delete;
   NewFolders& operator=(const NewFolders&) = delete;

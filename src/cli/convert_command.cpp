@@ -50,6 +50,8 @@ int run_convert(const ConvertOptions& o) {
                         std::to_string(x.rows()) + " rows");
   if (!o.labels_out.empty() && labels.size() == 0 && x.rows() > 0)
     throw UsageError("--labels-out", "there are no labels to write: an .npz holds none; pass --labels FILE");
+  // Folders made for the outputs go again if the write fails.
+  NewFolders new_folders({o.output, o.labels_out});
   create_parent_folder(o.output);
   // Both files to temporaries, renamed together (AtomicOutputs).
   AtomicOutputs outputs;
@@ -77,6 +79,7 @@ int run_convert(const ConvertOptions& o) {
     outputs.write(o.labels_out, [&](const std::string& temp) { write_file(temp, text); });
   }
   outputs.commit();
+  new_folders.keep();
   return 0;
 }
 

@@ -53,6 +53,8 @@ int run_generate(const GenerateOptions& o) {
   spec.classes = o.classes;
   spec.seed = o.seed;
   const SyntheticData d = make_synthetic(spec);
+  // Folders made for the outputs go again if the write fails.
+  NewFolders new_folders({o.output, o.labels_out});
   create_parent_folder(o.output);
   create_parent_folder(o.labels_out);
   std::string text;
@@ -63,6 +65,7 @@ int run_generate(const GenerateOptions& o) {
   outputs.write(o.output, [&](const std::string& temp) { write_npz_csr(temp, d.x, o.compressed); });
   outputs.write(o.labels_out, [&](const std::string& temp) { write_file(temp, text); });
   outputs.commit();
+  new_folders.keep();
   return 0;
 }
 

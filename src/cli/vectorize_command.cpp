@@ -321,6 +321,10 @@ int run_vectorize(const VectorizeOptions& o) {
   if (!o.labels_out.empty() && !corpus.labels)
     throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
   if (!o.labels_out.empty()) check_one_line_labels(o.labels_out, *corpus.labels, corpus);
+  // Folders made for the outputs go again if a write fails (declared before
+  // the outputs, whose temporaries go first).
+  NewFolders new_folders({o.output, o.vocabulary_out, o.labels_out, o.weights_out,
+                          in_folder(o.vectorizer_out, "vectorizer.json")});
   create_parent_folder(o.output);
   // Every output to a temporary, then all renamed into place together: a
   // stop or a full disk leaves none of them new (AtomicOutputs).
@@ -345,6 +349,7 @@ int run_vectorize(const VectorizeOptions& o) {
     write_others(o, corpus, *fitted, outputs);
   }
   outputs.commit();
+  new_folders.keep();
   if (!o.quiet) print_summary(corpus, x, fitted->options().kind, seconds);
   return 0;
 }

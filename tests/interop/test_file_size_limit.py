@@ -79,5 +79,43 @@ class FileSizeLimit(LimitCase):
                 self.assertEqual(list(self.dir.iterdir()), [])
 
 
+class FoldersOfAFailedWrite(LimitCase):
+    """A command that fails writing its outputs (here: past `ulimit -f 0`)
+    removes the folders it created for them, as predict -o and train do;
+    folders that were there stay."""
+
+    def assert_failed_leaving_nothing(self, proc):
+        self.assert_too_large(proc)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["kept"])
+        self.assertEqual(list((self.dir / "kept").iterdir()), [])
+
+    def setUp(self):
+        super().setUp()
+        (self.dir / "kept").mkdir()
+
+    def test_convert(self):
+        self.assert_failed_leaving_nothing(run_limited(
+            0, "convert", self.data / "train.npz", self.dir / "a" / "b" / "x.svm",
+            "--labels", self.data / "train.labels", "--labels-out", self.dir / "kept" / "c" / "y.txt"))
+
+    def test_vectorize(self):
+        docs = self.data / "docs.txt"
+        docs.write_text("the cat sat\na dog barks\n")
+        self.assert_failed_leaving_nothing(run_limited(
+            0, "vectorize", "-i", docs, "-o", self.dir / "a" / "v.npz", "-q",
+            "--vocabulary-out", self.dir / "b" / "c" / "voc.txt",
+            "--vectorizer-out", self.dir / "kept" / "d" / "vec"))
+
+    def test_generate(self):
+        self.assert_failed_leaving_nothing(run_limited(
+            0, "generate", self.dir / "a" / "x.npz", "--labels-out", self.dir / "b" / "y.txt",
+            "--rows", 100, "--features", 100))
+
+    def test_bench(self):
+        self.assert_failed_leaving_nothing(run_limited(
+            0, "bench", "-i", self.data / "train.npz", "-l", self.data / "train.labels",
+            "-o", self.dir / "a" / "b", "-q", "--set", "repetitions=1"))
+
+
 if __name__ == "__main__":
     unittest.main()
