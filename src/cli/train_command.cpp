@@ -98,7 +98,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
                   "Start from this model directory's weights instead of zeros (overrides the "
                   "config's \"init\"); its classes must hold the labels, its features match "
                   "the columns")
-      ->check(given_path());
+      ->check(existing_folder());
   cmd->add_flag("--resume", o.resume,
                 "Go on from the last epoch that a stopped run (Ctrl-C, kill) of this config and data "
                 "saved in OUTPUT.bagel-resume");

@@ -161,6 +161,13 @@ class ErrorLines(unittest.TestCase):
         self.assertEqual(list(cwd.iterdir()), [])
         self.assertEqual({p.name: p.read_bytes() for p in self.model.iterdir()}, model_before)
 
+    def test_a_missing_init_folder_is_a_usage_error(self):
+        missing = self.dir / "no-such-model"
+        self.assert_error(run_bagel("train", "--config", self.config, "-o", self.dir / "init-out",
+                                    "--init", missing), 2,
+                          "train: --init: no such folder", str(missing))
+        self.assertFalse((self.dir / "init-out").exists())
+
     def test_a_tab_in_line_one_says_why_the_text_was_read_as_tsv(self):
         text = self.dir / "tabbed.txt"
         text.write_text("first doc\twith a tab\nsecond doc without\n")
