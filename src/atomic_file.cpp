@@ -45,17 +45,21 @@ AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_no
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
   if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
   std::error_code ec;
-  // A symbolic link is written through, as the shell's `>` writes: the file
-  // it names gets the new contents, and the link stays a link.
-  target_ = through_links(target_);
+  // What the path leads to, asked of the kernel before the links are read
+  // here: /dev/stdout leads through /proc/self/fd/1, a link whose text
+  // ("pipe:[123]", "socket:[45]") names no path, to the pipe itself.
   const fs::file_status st = fs::status(target_, ec);
   if (!ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
     // A device, pipe or /dev/stdout: renaming over it would destroy it, and
-    // there is no half-written file to protect anyway. Write straight to it.
+    // there is no half-written file to protect anyway. Write straight to it,
+    // by the name given (opening it reopens what the links lead to).
     temp_ = target_;
     direct_ = true;
     return;
   }
+  // A symbolic link is written through, as the shell's `>` writes: the file
+  // it names gets the new contents, and the link stays a link.
+  target_ = through_links(target_);
   std::random_device rd;
   temp_ = target_;
   temp_ += ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd() % 1000000);
@@ -166,6 +170,15 @@ long temp_owner(const std::string& name, const std::string& prefix) {
 }
 
 void check_can_create(const fs::path& target) {
+  std::error_code status_ec;
+  const fs::file_status st = fs::status(target, status_ec);
+  if (!status_ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
+    // A device or a pipe (/dev/stdout) is written in place (AtomicPath): its
+    // folder (/dev) need not take new entries.
+    if (::access(target.c_str(), W_OK) != 0)
+      throw FileError(target.string(), std::string("cannot be written: ") + std::strerror(errno));
+    return;
+  }
   const fs::path full = fs::absolute(target).lexically_normal();
   fs::path folder = full.has_filename() ? full.parent_path() : full.parent_path().parent_path();
   std::error_code ec;

@@ -1,13 +1,18 @@
 #include "bagel/npz.h"
 
+#include <fcntl.h>
 #include <omp.h>
+#include <unistd.h>
 #include <zip.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <filesystem>
+#include <random>
 #include <functional>
 #include <future>
 #include <limits>
@@ -901,6 +906,36 @@ void write_stored(const std::string& file, const std::string& path, const std::v
   zip.finish();
 }
 
+// Copies the file `from` into `to`, a pipe or a device, as it is.
+void copy_into(const std::string& from, const std::string& to) {
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw FileError(from, std::string("cannot open: ") + std::strerror(errno));
+  const int out = ::open(to.c_str(), O_WRONLY | O_CLOEXEC);
+  if (out < 0) {
+    const int error = errno;
+    ::close(in);
+    throw FileError(to, std::string("cannot open for writing: ") + std::strerror(error));
+  }
+  std::vector<char> buffer(1 << 20);
+  std::string failure;
+  for (;;) {
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failure = std::string("cannot read back the archive: ") + std::strerror(errno);
+    if (n <= 0) break;
+    for (ssize_t done = 0; done < n && failure.empty();) {
+      const ssize_t w = ::write(out, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) failure = std::string("write failed: ") + std::strerror(errno);
+      if (w > 0) done += w;
+    }
+    if (!failure.empty()) break;
+  }
+  ::close(in);
+  ::close(out);
+  if (!failure.empty()) throw FileError(to, failure);
+}
+
 }  // namespace
 
 CsrMatrix read_npz_csr(const std::string& path) {
@@ -971,6 +1006,30 @@ void write_npz_csr_arrays(const std::string& path, Index rows, Index cols,
       {"data.npy", npy_header(data_descr, {nnz}), data_in_memory, true},
   };
   AtomicPath tmp(path);
+  if (tmp.is_direct()) {
+    // A pipe or a device (/dev/stdout): a zip is written with seeks, and
+    // libzip renames a file of its own into place. The archive is made in a
+    // temporary file first, then copied into it.
+    namespace fs = std::filesystem;
+    std::random_device rd;
+    const fs::path spool = fs::temp_directory_path() / ("bagel-" + std::to_string(::getpid()) + "-" +
+                                                        std::to_string(rd() % 1000000) + ".npz");
+    const TempRegistration registered(spool);
+    try {
+      write_npz_csr_arrays(spool.string(), rows, cols, indptr, indices, data_descr, data, compressed,
+                           data_in_memory);
+      copy_into(spool.string(), path);
+    } catch (const FileError& e) {
+      std::error_code ec;
+      fs::remove(spool, ec);
+      if (e.file() != spool.string()) throw;
+      throw FileError(path, e.message() + " (in the temporary " + spool.string() +
+                                " the archive is made in before it is copied out)");
+    }
+    std::error_code ec;
+    fs::remove(spool, ec);
+    return;
+  }
   const std::string file = tmp.temp().string();
   if (!compressed && fits_stored_writer(members, data, tmp)) {
     write_stored(file, path, members, data);

@@ -7,6 +7,7 @@ it arrives.
 Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_streams
 """
 
+import io
 import json
 import os
 import queue
@@ -187,6 +188,31 @@ class Streams(unittest.TestCase):
                     proc.kill()
         rest = [got.get(timeout=20) for _ in range(70)]
         self.assertEqual(rest, expected[30:])
+
+    def test_dev_stdout_on_a_pipe_is_written_directly(self):
+        # /dev/stdout is a link to /proc/self/fd/1, whose text ("pipe:[N]")
+        # names no file: it was followed, and the write failed.
+        expected = self.predict_file(self.test_npz, "--proba")
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "--proba", "--quiet",
+                         "-o", "/dev/stdout")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout, expected)
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "-l", self.test_labels,
+                         "--quiet", "-o", self.case / "p.csv", "--metrics", "/dev/stdout")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["rows"], 100)
+        proc = run_bagel("convert", self.test_npz, "/dev/stdout", "--labels", self.test_labels)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(len(proc.stdout.splitlines()), 100)
+        # An .npz is made in a temporary file, then copied out: a zip is written with seeks.
+        docs = self.case / "docs.txt"
+        docs.write_text("the cat sat\na dog barks\n")
+        for extra in ([], ["--compressed"]):
+            proc = run_bagel("vectorize", "-i", docs, "-o", "/dev/stdout", "-q", *extra)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(sp.load_npz(io.BytesIO(proc.stdout)).shape, (2, 5))
+        docs.unlink()
+        self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["p.csv"])
 
     def test_an_empty_stream_is_an_error_naming_it_and_writes_nothing(self):
         out = self.case / "p.txt"
