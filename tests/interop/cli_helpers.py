@@ -4,6 +4,9 @@ test (BAGEL, set by ctest) and writing a small random labelled CSR set."""
 import json
 import os
 import subprocess
+import tempfile
+import unittest
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
@@ -42,3 +45,43 @@ def train_model(folder, config, name="cfg.json"):
     proc = run_bagel("train", "--config", folder / name, "--quiet")
     assert proc.returncode == 0, proc.stderr
     return folder / config["output"]
+
+
+def data_config(folder, name="train", **sections):
+    """A config dict training on FOLDER/NAME.npz and NAME.labels, with
+    SECTIONS (optimizer=..., output=...) added as given."""
+    return {"train": {"features": str(folder / f"{name}.npz"),
+                      "labels": str(folder / f"{name}.labels")}, **sections}
+
+
+class FolderCase(unittest.TestCase):
+    """A temporary folder for the whole class, cls.data (DATA_FOLDER inside
+    it when set), filled once by make_data; and a fresh folder, self.dir, for
+    each test beside it, removed after the test."""
+
+    PREFIX = "bagel-interop-"
+    DATA_FOLDER = None
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix=cls.PREFIX)
+        cls.data = Path(cls._tmp.name)
+        if cls.DATA_FOLDER:
+            cls.data = cls.data / cls.DATA_FOLDER
+            cls.data.mkdir()
+        cls.make_data()
+
+    @classmethod
+    def make_data(cls):
+        """Writes what every test of the class reads into cls.data."""
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def setUp(self):
+        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
+        self.dir = Path(self._case.name)
+
+    def tearDown(self):
+        self._case.cleanup()

@@ -7,40 +7,24 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_file_si
 """
 
 import json
-import tempfile
 import unittest
-from pathlib import Path
 
-from cli_helpers import run_bagel, run_limited, write_labeled_set
+from cli_helpers import FolderCase, data_config, run_bagel, run_limited, write_labeled_set
 
 
-class LimitCase(unittest.TestCase):
+class LimitCase(FolderCase):
     """A trained model and its data, and a fresh folder for each test."""
 
+    PREFIX = "bagel-interop-fsize-"
+
     @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-fsize-")
-        cls.data = Path(cls._tmp.name)
+    def make_data(cls):
         # 3000 columns: a weight.npy of 12 KB, past a 4-block limit.
         write_labeled_set(cls.data, 300, 3000, 0.01, 5, ("1", "0"))
         cls.config = cls.data / "cfg.json"
-        cls.config.write_text(json.dumps({
-            "train": {"features": str(cls.data / "train.npz"),
-                      "labels": str(cls.data / "train.labels")},
-            "optimizer": {"epochs": 1}}))
+        cls.config.write_text(json.dumps(data_config(cls.data, optimizer={"epochs": 1})))
         proc = run_bagel("train", "--config", cls.config, "-o", cls.data / "model", "-q")
         assert proc.returncode == 0, proc.stderr
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def setUp(self):
-        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
-        self.dir = Path(self._case.name)
-
-    def tearDown(self):
-        self._case.cleanup()
 
     def assert_too_large(self, proc):
         self.assertEqual(proc.returncode, 1, f"status {proc.returncode}: {proc.stderr!r}")

@@ -19,7 +19,7 @@ import time
 import unittest
 from pathlib import Path
 
-from cli_helpers import BAGEL, run_bagel, train_model, write_labeled_set
+from cli_helpers import BAGEL, FolderCase, data_config, run_bagel, train_model, write_labeled_set
 
 MODEL_FILES = ["bias.npy", "model.json", "weight.npy"]
 
@@ -31,31 +31,17 @@ def snapshot(folder):
             if p.is_file()}
 
 
-class TrainingCase(unittest.TestCase):
+class TrainingCase(FolderCase):
     """A labelled set to train on, and a fresh folder for each test."""
 
+    PREFIX = "bagel-interop-folders-"
+    DATA_FOLDER = "data"
+
     @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-folders-")
-        cls.data = Path(cls._tmp.name) / "data"
-        cls.data.mkdir()
+    def make_data(cls):
         write_labeled_set(cls.data, 200, 30, 0.2, 11, ("a", "b"))
         cls.config = cls.data / "cfg.json"
-        cls.config.write_text(json.dumps({
-            "train": {"features": str(cls.data / "train.npz"),
-                      "labels": str(cls.data / "train.labels")},
-            "optimizer": {"epochs": 1}}))
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def setUp(self):
-        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
-        self.dir = Path(self._case.name)
-
-    def tearDown(self):
-        self._case.cleanup()
+        cls.config.write_text(json.dumps(data_config(cls.data, optimizer={"epochs": 1})))
 
     def train(self, output, *extra, cwd=None):
         return run_bagel("train", "--config", self.config, "-o", output, "--quiet", *extra,

@@ -13,36 +13,23 @@ import os
 import re
 import signal
 import subprocess
-import tempfile
 import unittest
-from pathlib import Path
 
 import numpy as np
 
-from cli_helpers import BAGEL, run_bagel
+from cli_helpers import BAGEL, FolderCase, run_bagel
 
 
-class Resume(unittest.TestCase):
+class Resume(FolderCase):
+    PREFIX = "bagel-resume-"
+
     @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-resume-")
-        cls.data = Path(cls._tmp.name)
+    def make_data(cls):
         for name, rows, seed in (("train", 20000, 3), ("valid", 2000, 4)):
             proc = run_bagel("generate", cls.data / f"{name}.npz", "--labels-out",
                              cls.data / f"{name}.labels", "--rows", rows, "--features", 5000,
                              "--classes", 4, "--seed", seed)
             assert proc.returncode == 0, proc.stderr
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def setUp(self):
-        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
-        self.dir = Path(self._case.name)
-
-    def tearDown(self):
-        self._case.cleanup()
 
     def config(self, output, data=None, model=None, **optimizer):
         data = data or self.data

@@ -318,6 +318,13 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp, name)
 
+    def run_train(self, name, cfg, *args):
+        """bagel train on CFG, written to NAME.json, with ARGS added."""
+        cfg_path = self.path(name + ".json")
+        with open(cfg_path, "w") as f:
+            json.dump(cfg, f)
+        return run_bagel("train", "--config", cfg_path, "--quiet", *args)
+
     def train(self, name, train_base, valid_base, train_zero_based=True, valid_zero_based=True):
         tr, va = self.path(name + "-tr.svm"), self.path(name + "-va.svm")
         dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=train_zero_based)
@@ -326,10 +333,7 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
                "valid": {"features": va, "zero_based": valid_base},
                "output": self.path(name),
                "optimizer": {"epochs": 3, "learning_rate": 0.1, "threads": 1}}
-        cfg_path = self.path(name + ".json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
-        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        result = self.run_train(name, cfg)
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(self.path(name), "model.json")) as f:
             model = json.load(f)
@@ -371,10 +375,7 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         cfg = {"train": {"features": va}, "output": self.path("warm"),
                "optimizer": {"epochs": 1, "learning_rate": 1e-9, "schedule": "constant",
                              "average": False, "shuffle": False, "threads": 1}}
-        cfg_path = self.path("warm.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
-        result = run_bagel("train", "--config", cfg_path, "--init", self.path("start"), "--quiet")
+        result = self.run_train("warm", cfg, "--init", self.path("start"))
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(self.path("warm"), "model.json")) as f:
             self.assertEqual(json.load(f)["config"]["train"]["zero_based"], "true")
@@ -398,11 +399,9 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         tr, va = self.path("e-tr.svm"), self.path("e-va.svm")
         dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=True)
         dump_svmlight_file(self.v, self.y[200:], va, zero_based=False)
-        cfg_path = self.path("e.json")
-        with open(cfg_path, "w") as f:
-            json.dump({"train": {"features": tr}, "valid": {"features": va, "zero_based": "false"},
-                       "output": self.path("e")}, f)
-        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        result = self.run_train("e", {"train": {"features": tr},
+                                      "valid": {"features": va, "zero_based": "false"},
+                                      "output": self.path("e")})
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("valid.zero_based: is false (one-based indices), but the training file holds "
                       "an index 0", result.stderr)
@@ -412,11 +411,9 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         tr, va = self.path("d-tr.svm"), self.path("d-va.svm")
         dump_svmlight_file(self.x[:200], self.y[:200], tr, zero_based=True)
         dump_svmlight_file(self.v, self.y[200:], va, zero_based=False)
-        cfg_path = self.path("d.json")
-        with open(cfg_path, "w") as f:
-            json.dump({"train": {"features": tr, "zero_based": "true"},
-                       "valid": {"features": va, "zero_based": "false"}, "output": self.path("d")}, f)
-        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        result = self.run_train("d", {"train": {"features": tr, "zero_based": "true"},
+                                      "valid": {"features": va, "zero_based": "false"},
+                                      "output": self.path("d")})
         self.assertNotEqual(result.returncode, 0)
         self.assertIn("valid.zero_based: is false but train.zero_based is true", result.stderr)
 
@@ -428,11 +425,9 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         labels = self.path("x.labels")
         with open(labels, "w") as f:
             f.write("\n".join(str(v) for v in self.y[:200]) + "\n")
-        cfg_path = self.path("n.json")
-        with open(cfg_path, "w") as f:
-            json.dump({"train": {"features": npz, "labels": labels, "zero_based": "false"},
-                       "output": self.path("n"), "optimizer": {"epochs": 2}}, f)
-        result = run_bagel("train", "--config", cfg_path, "--quiet")
+        result = self.run_train("n", {"train": {"features": npz, "labels": labels,
+                                                "zero_based": "false"},
+                                      "output": self.path("n"), "optimizer": {"epochs": 2}})
         self.assertEqual(result.returncode, 0, result.stderr)
         with open(os.path.join(self.path("n"), "model.json")) as f:
             self.assertEqual(json.load(f)["config"]["train"]["zero_based"], "auto")
@@ -457,10 +452,7 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         dump_svmlight_file(self.x[200:], self.y[200:], zero, zero_based=True)
         cfg = {"train": {"features": zero}, "output": self.path("warm"),
                "optimizer": {"epochs": 1, "threads": 1}}
-        cfg_path = self.path("warm.json")
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
-        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        result = self.run_train("warm", cfg, "--init", self.path("one"))
         self.assertEqual(result.returncode, 1)
         self.assertIn(zero + ":", result.stderr)
         self.assertIn("it was read one-based, as the model given as init (%s) was trained"
@@ -472,15 +464,11 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
         dump_svmlight_file(self.v, self.y[200:], one, zero_based=False)
         cfg["train"] = {"features": one}
         cfg["valid"] = {"features": zero, "zero_based": "false"}
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
-        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        result = self.run_train("warm", cfg, "--init", self.path("one"))
         self.assertEqual(result.returncode, 1)
         self.assertIn(zero + ":", result.stderr)
         self.assertNotIn("as the model given as init", result.stderr)
         del cfg["valid"]
         cfg["train"] = {"features": zero, "zero_based": "true"}
-        with open(cfg_path, "w") as f:
-            json.dump(cfg, f)
-        result = run_bagel("train", "--config", cfg_path, "--init", self.path("one"), "--quiet")
+        result = self.run_train("warm", cfg, "--init", self.path("one"))
         self.assertEqual(result.returncode, 0, result.stderr)

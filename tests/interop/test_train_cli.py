@@ -7,26 +7,25 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_train_c
 """
 
 import json
-import tempfile
 import unittest
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from cli_helpers import run_bagel, write_labeled_set
+from cli_helpers import FolderCase, run_bagel, write_labeled_set
 
 REPO = Path(__file__).resolve().parents[2]  # the data/ folder's repository
 
 
 
 
-class TrainCommandLine(unittest.TestCase):
+class TrainCommandLine(FolderCase):
+    PREFIX = "bagel-interop-cli-"
+    DATA_FOLDER = "data"
+
     @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-cli-")
-        cls.data = Path(cls._tmp.name) / "data"
-        cls.data.mkdir()
+    def make_data(cls):
         x, y = write_labeled_set(cls.data, 120, 15, 0.3, 5, ("pos", "neg"))
         sp.save_npz(cls.data / "valid.npz", x[:40])
         (cls.data / "valid.labels").write_text("\n".join(y[:40]) + "\n")
@@ -41,17 +40,9 @@ class TrainCommandLine(unittest.TestCase):
         huge.data[:] = 1e4  # with learning_rate 1e36 the weights overflow float32
         sp.save_npz(cls.data / "huge.npz", huge)
 
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
     def setUp(self):
-        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
-        self.dir = Path(self._case.name)
+        super().setUp()
         self.model = self.dir / "model"
-
-    def tearDown(self):
-        self._case.cleanup()
 
     def config(self, **changes):
         c = {"train": {"features": str(self.data / "train.npz"),

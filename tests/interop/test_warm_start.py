@@ -8,7 +8,6 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_warm_st
 """
 
 import json
-import tempfile
 import unittest
 from pathlib import Path
 
@@ -16,14 +15,14 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.datasets import dump_svmlight_file
 
-from cli_helpers import run_bagel, write_labeled_set
+from cli_helpers import FolderCase, run_bagel, write_labeled_set
 
 
-class WarmStart(unittest.TestCase):
+class WarmStart(FolderCase):
+    PREFIX = "bagel-warm-start-"
+
     @classmethod
-    def setUpClass(cls):
-        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-warm-start-")
-        cls.data = Path(cls._tmp.name)
+    def make_data(cls):
         cls.x, cls.y = write_labeled_set(cls.data, 300, 40, 0.2, 3, ("pos", "neg"))
         sp.save_npz(cls.data / "narrow.npz", cls.x[:, :30])
         (cls.data / "only_pos.labels").write_text("\n".join(["pos"] * 300) + "\n")
@@ -31,17 +30,6 @@ class WarmStart(unittest.TestCase):
         numeric = np.where(cls.y == "pos", 1, 0)
         dump_svmlight_file(cls.x, numeric, cls.data / "full.svm", zero_based=True)
         dump_svmlight_file(cls.x[:, :30], numeric, cls.data / "narrow.svm", zero_based=True)
-
-    @classmethod
-    def tearDownClass(cls):
-        cls._tmp.cleanup()
-
-    def setUp(self):
-        self._case = tempfile.TemporaryDirectory(prefix="case-", dir=self._tmp.name)
-        self.dir = Path(self._case.name)
-
-    def tearDown(self):
-        self._case.cleanup()
 
     def config(self, output, epochs=2, features="train.npz", labels="train.labels", **extra):
         c = {"train": {"features": str(self.data / features), "labels": str(self.data / labels)},
@@ -88,7 +76,7 @@ class WarmStart(unittest.TestCase):
         self.assertEqual(saved["config"]["output"], str(self.dir / "again"))
 
     def test_init_in_the_config_is_relative_to_the_config_file(self):
-        two = self.trained(self.config("two", epochs=2))
+        self.trained(self.config("two", epochs=2))
         more = self.trained(self.config("more", epochs=2, init="two"))
         four = self.trained(self.config("four", epochs=4))
         np.testing.assert_array_equal(self.weights(more)[0], self.weights(four)[0])
