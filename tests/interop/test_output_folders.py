@@ -317,6 +317,35 @@ class SignalDuringTheCommit(UnderStrace):
                                         f"{name} is not the seed {seed} model's")
 
 
+class MoveAcrossFileSystems(UnderStrace):
+    """Where the folder swap and the moves into the folder both fail as
+    across file systems (EXDEV, strace injects it: a mount point the check
+    did not see), the new files are copied in, then renamed into place as
+    in any file-by-file commit: the model is the one trained, and no
+    temporary stays."""
+
+    def test_the_model_is_copied_in(self):
+        reference = self.tmp / "reference"
+        self.assertEqual(run_bagel("train", "--config", self.config, "-o", reference, "-q").returncode, 0)
+        model = self.tmp / "model"
+        self.assertEqual(run_bagel("train", "--config", self.config, "-o", model, "-q").returncode, 0)
+        # Renames 1-3 put each file in place inside the new folder; the
+        # swap is renameat2's first call; renames 4-6 move the files in.
+        proc = subprocess.run(
+            [self.strace, "-f", "-o", "/dev/null", "-e", "trace=rename,renameat2",
+             "-e", "inject=renameat2:error=EXDEV:when=1", "-e", "inject=rename:error=EXDEV:when=4..6",
+             BAGEL, "train", "--config", self.config, "-o", model, "-q"],
+            capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        files, expected = snapshot(model), snapshot(reference)
+        self.assertEqual(sorted(files), MODEL_FILES)
+        for name in ("weight.npy", "bias.npy"):
+            self.assertTrue(files[name] == expected[name], f"{name} is not the trained one")
+        self.assertEqual(json.loads(files["model.json"])["config"]["output"], str(model))
+        self.assertEqual(sorted(p.name for p in self.tmp.iterdir()),
+                         ["cfg.json", "model", "reference", "train.labels", "train.npz"])
+
+
 class SignalWhileVectorizing(UnderStrace):
     """vectorize writes its matrix, labels and vocabulary to temporaries and
     renames them all with signals deferred: a SIGTERM at any rename leaves
