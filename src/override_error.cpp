@@ -12,9 +12,9 @@ bool related(const std::string& key, const std::string& field) {
 }  // namespace
 
 void rethrow_config_error(const ConfigError& e, const std::string& config_path,
-                          const std::vector<std::string>& overrides) {
+                          const std::vector<std::string>& overrides, const std::string& section) {
   for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
-    const std::string key = it->substr(0, it->find('='));
+    const std::string key = (section.empty() ? "" : section + ".") + it->substr(0, it->find('='));
     if (!e.field().empty() && related(key, e.field())) throw UsageError("--set " + *it, e.message());
   }
   if (config_path.empty()) throw e;

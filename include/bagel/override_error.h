@@ -15,8 +15,11 @@ namespace bagel {
 // as UsageError("--set KEY=VALUE", e.message()) for the last override whose
 // KEY is e.field(), lies inside it or contains it; otherwise as
 // FileError(config_path, e.what()), or as `e` itself when there is no file
-// (config_path empty: the config was built from overrides alone).
+// (config_path empty: the config was built from overrides alone). The
+// overrides' keys are relative to `section` when it is given (vectorize's
+// "--set min_df=2" is the field "vectorizer.min_df").
 [[noreturn]] void rethrow_config_error(const ConfigError& e, const std::string& config_path,
-                                       const std::vector<std::string>& overrides);
+                                       const std::vector<std::string>& overrides,
+                                       const std::string& section = "");
 
 }  // namespace bagel

@@ -14,6 +14,7 @@
 #include "bagel/error.h"
 #include "bagel/json_parse.h"
 #include "bagel/npy.h"
+#include "bagel/override_error.h"
 #include "bagel/text/text_corpus.h"
 #include "bagel/text/text_format.h"
 #include "bagel/text/text_lines.h"
@@ -34,13 +35,24 @@ TextFormat vectorize_format(const std::string& path, bool has_labels) {
 }
 
 // The vectorizer's settings: --config's object (its "vectorizer" section
-// when it is a whole bagel config), then each --set key=value on top.
-nlohmann::json settings_from(const VectorizeOptions& o) {
-  nlohmann::json settings = nlohmann::json::object();
+// when it is a whole bagel config), then each --set key=value on top; and
+// the name of their section in errors ("vectorizer", or none for a file
+// that holds the settings alone).
+struct Settings {
+  nlohmann::json json = nlohmann::json::object();
+  std::string section = "vectorizer";
+};
+
+Settings settings_from(const VectorizeOptions& o) {
+  Settings settings;
   if (!o.config.empty()) {
-    settings = read_json_file(o.config, "vectorizer config");
-    if (settings.is_object() && settings.contains("vectorizer")) settings = settings["vectorizer"];
+    settings.json = read_json_file(o.config, "vectorizer config");
+    if (settings.json.is_object() && settings.json.contains("vectorizer"))
+      settings.json = settings.json["vectorizer"];
+    else
+      settings.section.clear();
   }
+  nlohmann::json& json = settings.json;
   for (const std::string& assignment : o.overrides) {
     const std::size_t eq = assignment.find('=');
     const std::string where = "--set " + assignment;
@@ -49,20 +61,18 @@ nlohmann::json settings_from(const VectorizeOptions& o) {
     const std::string key = assignment.substr(0, eq);
     const std::string text = assignment.substr(eq + 1);
     const std::optional<nlohmann::json> value = parse_json_value(text, where);
-    settings[key] = value ? *value : nlohmann::json(text);
+    json[key] = value ? *value : nlohmann::json(text);
   }
   return settings;
 }
 
-// A --set or --config key error is the user's to fix on the command line
-// when it came from --set.
-VectorizerOptions parse_options(const VectorizeOptions& o, const nlohmann::json& settings) {
+// "--set min_df=x: ...", "vc.json: min_df: ..." or "cfg.json: vectorizer.min_df: ...".
+VectorizerOptions parse_options(const VectorizeOptions& o, const Settings& settings) {
   try {
-    return vectorizer_options_from_json(settings, o.config.empty() ? "vectorizer" : o.config,
+    return vectorizer_options_from_json(settings.json, settings.section,
                                         std::filesystem::path(o.config).parent_path());
   } catch (const ConfigError& e) {
-    if (o.config.empty() && !o.overrides.empty()) throw UsageError("--set " + e.field().substr(e.field().find('.') + 1), e.message());
-    throw;
+    rethrow_config_error(e, o.config, o.overrides, settings.section);
   }
 }
 

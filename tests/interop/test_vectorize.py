@@ -321,5 +321,22 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
         self.assertEqual(read_vocabulary(vocab), ["12", "34"])
 
 
+    def test_a_config_error_names_the_file_and_the_key_apart(self):
+        path, _ = self.corpora["english"]
+        alone = self.folder / "alone.json"
+        alone.write_text('{"min_df": "x"}')
+        whole = self.folder / "whole.json"
+        whole.write_text('{"vectorizer": {"min_df": "x"}}')
+        for args, expected, status in [
+            (["--config", alone], f"{alone}: min_df: expected", 1),
+            (["--config", whole], f"{whole}: vectorizer.min_df: expected", 1),
+            (["--config", whole, "--set", "min_df=y"], "--set min_df=y: expected", 2),
+            (["--set", "min_dff=1"], "--set min_dff=1: unknown key 'min_dff'; did you mean 'min_df'?", 2),
+        ]:
+            with self.subTest(args=args):
+                proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / "c.npz", *args)
+                self.assertEqual(proc.returncode, status, proc.stderr)
+                self.assertTrue(proc.stderr.startswith("bagel: error: " + expected), proc.stderr)
+
 if __name__ == "__main__":
     unittest.main()
