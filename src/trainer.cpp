@@ -462,6 +462,17 @@ int team_threads(const OptimizerConfig& c, const TrainPlan& plan, const Dataset*
   return all_cores ? std::max(plan.cores, training) : training;
 }
 
+// The settings a run trained with, as model.json records them. "optimal"
+// ignores learning_rate (its placeholder is 1): its first step's rate is
+// what the run began at.
+void record_settings(TrainingSummary& summary, const OptimizerConfig& c) {
+  summary.learning_rate =
+      c.schedule == ScheduleKind::kOptimal ? Schedule(c, 1).eta(1) : c.learning_rate;
+  summary.bias_rate = c.bias_rate;
+  summary.epochs = c.epochs;
+  summary.average = c.average;
+}
+
 }  // namespace
 
 TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const Dataset* valid,
@@ -472,10 +483,7 @@ TrainingSummary train_fixed_rate(Model& model, const Dataset& train_data, const 
   const DenormalsAreZero flush_denormals(team_threads(c, plan, valid));
   try {
     TrainingSummary summary = train_at_rate(model, train_data, valid, c, layer, plan, progress);
-    summary.learning_rate = c.learning_rate;
-    summary.bias_rate = c.bias_rate;
-    summary.epochs = c.epochs;
-    summary.average = c.average;
+    record_settings(summary, c);
     return summary;
   } catch (const Diverged& d) {
     throw Error(diverged_text(d, c));
@@ -545,10 +553,7 @@ TrainingSummary train_model(Model& model, const Dataset& train_data, const Datas
     try {
       TrainingSummary summary =
           train_at_rate(model, train_data, valid, c, layer, plan, progress, checkpoints);
-      summary.learning_rate = c.learning_rate;
-      summary.bias_rate = c.bias_rate;
-      summary.epochs = c.epochs;
-      summary.average = c.average;
+      record_settings(summary, c);
       summary.calibration = std::move(calibration);
       summary.restarts = std::move(restarts);
       summary.seconds = seconds_since(t_start);  // with the calibration and any restarts

@@ -95,6 +95,18 @@ class TrainCommandLine(FolderCase):
 
     # -- help and version ------------------------------------------------
 
+    def test_the_optimal_schedule_records_the_rate_it_began_at(self):
+        # "optimal" ignores learning_rate: the model records its first
+        # step's rate, alpha^(-1/4) (scikit-learn's), not the unused 0.1.
+        c = self.config()
+        c["optimizer"].update(schedule="optimal", l2=1e-3, average=False)
+        proc = self.train(c, "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        training = json.loads((self.model / "model.json").read_text())["training"]
+        self.assertAlmostEqual(training["learning_rate"], 1e-3 ** -0.25, places=12)
+        rates = [epoch["learning_rate"] for epoch in training["history"]]
+        self.assertTrue(all(r < training["learning_rate"] for r in rates), rates)
+
     def test_help_lists_the_commands(self):
         proc = run_bagel("--help")
         self.assertEqual(proc.returncode, 0)
