@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ostream>
 
@@ -9,11 +11,16 @@ namespace bagel {
 
 namespace {
 
+// "59.9s", then "1m00s" (59.95 s would print "60.0s"), then "1h00m".
 std::string format_seconds(double s) {
   char buf[32];
-  if (s >= 3600) std::snprintf(buf, sizeof buf, "%dh%02dm", int(s / 3600), int(s / 60) % 60);
-  else if (s >= 60) std::snprintf(buf, sizeof buf, "%dm%02ds", int(s / 60), int(s) % 60);
-  else std::snprintf(buf, sizeof buf, "%.1fs", s);
+  if (s < 59.95) {
+    std::snprintf(buf, sizeof buf, "%.1fs", s);
+    return buf;
+  }
+  const long t = std::lround(s);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, t / 60 % 60);
+  else std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
   return buf;
 }
 
@@ -53,7 +60,8 @@ void Progress::update(std::int64_t done_rows, double mean_loss) {
 void Progress::draw(std::int64_t done_rows, double mean_loss) {
   const double elapsed = std::chrono::duration<double>(Clock::now() - first_report_).count();
   const double rate = elapsed > 0 ? double(done_rows - first_rows_) / elapsed : 0.0;
-  const double pct = rows_ > 0 ? 100.0 * done_rows / rows_ : 100.0;
+  // An epoch not yet done never shows "100.0%".
+  const double pct = rows_ > 0 ? std::min(100.0 * done_rows / rows_, done_rows < rows_ ? 99.9 : 100.0) : 100.0;
   // ETA of the whole run: the rest of this epoch plus the epochs after it.
   const double left_rows = (rows_ - done_rows) + double(epochs_ - epoch_) * rows_;
   const double eta = rate > 0 ? left_rows / rate : 0.0;

@@ -42,6 +42,18 @@ TEST(Progress, TheFirstReportIsNotExtrapolated) {
   EXPECT_NE(out.str().find("loss 0.600000"), std::string::npos) << out.str();
 }
 
+TEST(Progress, AnEpochNotDoneNeverReadsAHundredPercent) {
+  // 99,999 rows of 100,000: "%5.1f" alone rounds that to "100.0%".
+  std::ostringstream out;
+  Progress p(Progress::Mode::kTerminal, out);
+  p.start_epoch(1, 1, 100'000);
+  p.update(1, 0.7);
+  std::this_thread::sleep_for(210ms);
+  p.update(99'999, 0.6);
+  EXPECT_NE(out.str().find(" 99.9%"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find("100.0%"), std::string::npos) << out.str();
+}
+
 TEST(Progress, QuietPrintsNothing) {
   std::ostringstream out;
   Progress p(Progress::Mode::kQuiet, out);

@@ -28,9 +28,14 @@ std::string g(double value) {
   return buf;
 }
 
+// One decimal, but a share that is neither none nor all never reads as
+// either: 1 zero weight in 5,000 is ">99.9%" non-zero, not "100.0%".
 std::string percent(std::int64_t part, std::int64_t whole) {
+  const double share = whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  if (part > 0 && share < 0.05) return "<0.1%";
+  if (part < whole && share >= 99.95) return ">99.9%";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * static_cast<double>(part) / whole : 0.0);
+  std::snprintf(buf, sizeof buf, "%.1f%%", share);
   return buf;
 }
 

@@ -172,6 +172,20 @@ class InspectWeights(unittest.TestCase):
         self.assertEqual([np.float32(o["bias"]) for o in report["outputs"]], b.tolist())
         self.assertEqual(report["outputs"][0]["largest"], [])
 
+    def test_a_share_neither_none_nor_all_never_reads_as_either(self):
+        # One zero weight among thousands: ">99.9%" non-zero, not "100.0%".
+        model = Path(self._tmp.name) / "one-zero"
+        shutil.copytree(self.multi, model)
+        w = np.load(model / "weight.npy")
+        w[5, 0] = 0
+        np.save(model / "weight.npy", w)
+        proc = run_bagel("inspect", "--model", model, "--top", 0)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn(f"{w.size} weights, {w.size - 1} non-zero (>99.9%)", proc.stdout)
+        rows = w.shape[0]
+        self.assertIn(f"{rows} weights, {rows - 1} non-zero (>99.9%)", proc.stdout)  # its class
+        self.assertIn(f"{rows} weights, {rows} non-zero (100.0%)", proc.stdout)  # the others
+
     def test_training_summary_is_model_jsons(self):
         report = inspect_json("--model", self.sparse, "--top", 0)
         meta = json.loads((self.sparse / "model.json").read_text())
