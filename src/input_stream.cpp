@@ -34,9 +34,16 @@ bool stream_identity(const std::string& path, struct stat& st) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
+// "-" or a name of descriptor 0: when standard input is a regular file,
+// /dev/stdin is no stream, but two readers of it still share one input.
+bool names_stdin(const std::string& path) {
+  return path == "-" || path == "/dev/stdin" || path == "/dev/fd/0" || path == "/proc/self/fd/0";
+}
+
 }  // namespace
 
 bool same_stream(const std::string& a, const std::string& b) {
+  if (names_stdin(a) && names_stdin(b)) return true;
   if (a.empty() || b.empty() || !is_stream(a) || !is_stream(b)) return false;
   if (a == b) return true;
   struct stat sa {}, sb {};

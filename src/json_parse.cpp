@@ -1,6 +1,7 @@
 #include "bagel/json_parse.h"
 
 #include <fstream>
+#include <iostream>
 #include <iterator>
 #include <set>
 #include <string>
@@ -111,6 +112,11 @@ Json parse_json(std::string_view text, const std::string& source, bool comments)
 }
 
 Json read_json_file(const std::string& path, const std::string& what) {
+  if (path == "-") {  // standard input, as `vectorize -c -` promises
+    const std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) throw FileError("<stdin>", "cannot read " + what);
+    return parse_json(text, "<stdin>");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw FileError(path, "cannot open " + what);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -21,7 +21,8 @@ namespace bagel {
 bool is_stream(const std::string& path);
 
 // Whether `a` and `b` are one stream: standard input by two names ("-",
-// /dev/stdin, /dev/fd/0), or one pipe or FIFO named twice. Two inputs read
+// /dev/stdin, /dev/fd/0, /proc/self/fd/0, even where it is a regular file),
+// or one pipe or FIFO named twice. Two inputs read
 // from one stream would each get some of its bytes, so commands refuse it.
 bool same_stream(const std::string& a, const std::string& b);
 // Whether `path` is the process's standard input, read as a stream.

@@ -71,7 +71,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
       ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides, "Override one config key (repeatable), as for train");
-  cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60)");
+  cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60): a trial starts only while one of average length would end within it; the first round, one trial per core, always runs");
   cmd->add_option("-o,--output", o.output,
                   "Where to write the best config (default: tuned.json in the current folder)")
       ->check(given_path());

@@ -215,7 +215,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
                   "TSV when it has a tab, CSV when the name ends in .csv (with a note), else lines)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
-  cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based)")
+  cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based; -1: no label column)")
       ->capture_default_str();
   cmd->add_option("--tsv-text-column", o.tsv_text_column, "tsv: the document's column (0-based)")
       ->capture_default_str();

@@ -102,6 +102,26 @@ class Streams(unittest.TestCase):
         self.assertEqual(proc.stdout, expected)
         self.assertEqual(len(proc.stdout.splitlines()), 1 + 100)
 
+    def test_stdin_named_twice_is_refused_also_where_it_is_a_regular_file(self):
+        # Redirected from a file, /dev/stdin is no stream: each reader would
+        # reopen the whole file, the labels reader reading the rows.
+        for args in (["-i", "/dev/stdin", "-l", "/dev/stdin"], ["-i", "-", "-l", "/dev/fd/0"]):
+            with self.subTest(args=args), open(self.test_svm, "rb") as f:
+                proc = subprocess.run([BAGEL, "predict", "-m", str(self.model), *args], stdin=f,
+                                      capture_output=True, text=True, timeout=120)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn("--labels: is standard input, and so is --input", proc.stderr)
+
+    def test_vectorize_reads_its_config_from_stdin(self):
+        docs = self.case / "docs.txt"
+        docs.write_text("red apple\ngreen apple pie\n")
+        proc = run_bagel("vectorize", "-q", "-i", docs, "-c", "-", "-o", self.case / "x.npz",
+                         "--vocabulary-out", self.case / "vocab.txt",
+                         stdin=b'{"ngram_range": [1, 2]}')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((self.case / "vocab.txt").read_text().split("\n")[:-1],
+                         ["apple", "apple pie", "green", "green apple", "pie", "red", "red apple"])
+
     def test_dev_stdin_reads_an_npz_told_by_its_bytes(self):
         out = self.case / "p.txt"
         proc = run_bagel("predict", "-m", self.model, "-i", "/dev/stdin", "-o", out, "--quiet",
