@@ -106,9 +106,7 @@ CLI::App* add_train_command(CLI::App& app, TrainOptions& o) {
   return cmd;
 }
 
-int run_train(const TrainOptions& o) {
-  std::vector<std::string> overrides = o.overrides;
-  TrainConfig config = load_train_config(o.config, overrides);
+int train_from(const TrainOptions& o, TrainConfig& config) {
   // model.json's config holds absolute paths, as the config's own are
   // resolved: -o and --init are relative to the current folder.
   const auto absolute = [](const std::string& p) {
@@ -135,11 +133,7 @@ int run_train(const TrainOptions& o) {
   bool base_from_init = false;
   if (!config.init.empty()) {
     start = load_model(config.init);
-    try {
-      check_init_vectorizer(config, *start, config.init);
-    } catch (const ConfigError& e) {
-      rethrow_config_error(e, o.config, overrides);
-    }
+    check_init_vectorizer(config, *start, config.init);
     start_classes = Classes{start->classes, start->numeric_classes};
     // Its columns are those of its training svmlight's base: "auto" reads
     // the new files with it, as predict does.
@@ -195,6 +189,21 @@ int run_train(const TrainOptions& o) {
   if (result.valid_metrics) progress.message("valid: " + metrics_summary(*result.valid_metrics));
   progress.message("model saved to " + config.output);
   return 0;
+}
+
+int run_train(const TrainOptions& o) {
+  std::vector<std::string> overrides = o.overrides;
+  TrainConfig config = load_train_config(o.config, overrides);
+  try {
+    return train_from(o, config);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const ConfigError& e) {
+    // A key that the data or the init model refuses (a class_weight naming
+    // no class, a head other than the model's): named as a parse error is,
+    // "cfg.json: key: ..." or "--set key=value: ..." (exit 2).
+    rethrow_config_error(e, o.config, overrides);
+  }
 }
 
 }  // namespace bagel::cli

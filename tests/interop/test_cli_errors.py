@@ -309,9 +309,29 @@ class ErrorLines(unittest.TestCase):
                          "--set", f"train.sample_weights={zeros}")
         self.assert_error(proc, 1, f"{zeros}: every training row has weight 0")
         self.assertFalse((self.dir / "m3").exists())
+        # Class weights that the data makes all 0: the key is named as a
+        # parse error names it, the --set that gave it (exit 2) or the file.
         proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m4",
                          "--set", 'optimizer.class_weight={"yes": 0, "no": 0}')
-        self.assert_error(proc, 1, "optimizer.class_weight: every training row has weight 0")
+        self.assert_error(proc, 2, '--set optimizer.class_weight={"yes": 0, "no": 0}: every training '
+                          "row has weight 0")
+        cfg = json.loads(Path(self.config).read_text())
+        cfg["optimizer"] = {"class_weight": {"yes": 0, "no": 0}}
+        zero_classes = self.dir / "zero-classes.json"
+        zero_classes.write_text(json.dumps(cfg))
+        proc = run_bagel("train", "--config", zero_classes, "-o", self.dir / "m4")
+        self.assert_error(proc, 1, f"{zero_classes}: optimizer.class_weight: every training row has "
+                          "weight 0")
+        self.assertFalse((self.dir / "m4").exists())
+
+    def test_a_key_the_init_model_refuses_names_the_set_that_gave_it(self):
+        model = self.dir / "ovr"
+        proc = run_bagel("train", "--config", self.config, "-o", model, "-q")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m5", "--init", model,
+                         "--set", 'optimizer.class_weight={"maybe": 2}')
+        self.assert_error(proc, 2, '--set optimizer.class_weight={"maybe": 2}: "maybe" is not a '
+                          "training class")
 
     def test_a_compressed_svmlight_file_says_so(self):
         import gzip
