@@ -231,7 +231,11 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       to_int(r.get_integer("average_from", o.average_from), r.field("average_from"), 1,
              o.epochs > 0 ? o.epochs : lim);
   require(o.average || o.average_from == 1, r.field("average_from"),
-          "applies to averaged SGD: set optimizer.average to true, or leave average_from out");
+          o.average_auto ? "applies to averaged SGD, which \"auto\" (the default average) "
+                           "chooses only after reading the data: set optimizer.average to true, or "
+                           "leave average_from out"
+                         : "applies to averaged SGD: set optimizer.average to true, or leave "
+                           "average_from out");
   require(!o.average || o.l1 == 0, r.field("average"),
           "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
           "of the average): set l1 to 0 or average to false");

@@ -288,6 +288,13 @@ TEST(Config, AverageNeedsOneThreadOrReplicasAndNoL1) {
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average_from"), std::string::npos) << msg;
   EXPECT_NE(msg.find("average to true"), std::string::npos) << msg;
+  // "auto" may average (few rows), but decides only once the data is read.
+  EXPECT_NE(msg.find("\"auto\" (the default average) chooses only after reading the data"),
+            std::string::npos) << msg;
+  doc["optimizer"] = {{"epochs", 4}, {"average_from", 2}, {"average", false}};
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("average to true"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("auto"), std::string::npos) << msg;
   doc["optimizer"] = {{"average", true}, {"l1", 0.001}};
   msg = error_of(doc);
   EXPECT_NE(msg.find("optimizer.average"), std::string::npos) << msg;
