@@ -17,12 +17,14 @@ CLI::App* add_bench_command(CLI::App& app, BenchOptions& o) {
       ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides, "Override one setting, e.g. --set repetitions=3 (repeatable)");
-  cmd->add_option("-i,--input", o.input, "Bench on this CSR file (.npz or svmlight) instead of the sweep")
-      ->check(given_path())
-      ->check(CLI::ExistingFile);
+  CLI::Option* input =
+      cmd->add_option("-i,--input", o.input, "Bench on this CSR file (.npz or svmlight) instead of the sweep")
+          ->check(given_path())
+          ->check(CLI::ExistingFile);
   cmd->add_option("-l,--labels", o.labels, "Labels of --input (optional; used for the training epoch)")
       ->check(given_path())
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingFile)
+      ->needs(input);
   cmd->add_option("-o,--output", o.output, "Folder for bench.csv and bench.json")->check(given_path());
   cmd->add_flag("-q,--quiet", o.quiet, "Only the table");
   return cmd;

@@ -36,7 +36,27 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
   return cmd;
 }
 
+namespace {
+
+// An option for the other format is an error, not silently nothing: the
+// user who asked for one-based or compressed output expects to get it.
+void check_options_apply(const ConvertOptions& o, bool npz_output) {
+  if (npz_output && o.one_based)
+    throw UsageError("--one-based", "numbers svmlight indices; the output " + o.output +
+                                        " is an .npz (svmlight is written to any other name)");
+  if (!npz_output && o.compressed)
+    throw UsageError("--compressed", "deflates .npz output; the output " + o.output +
+                                         " is svmlight (its name does not end in .npz)");
+  if (o.zero_based != "auto" && std::filesystem::path(o.input).extension() == ".npz")
+    throw UsageError("--zero-based", "says how svmlight input counts its indices; the input " +
+                                         o.input + " is an .npz, whose indices are 0-based");
+}
+
+}  // namespace
+
 int run_convert(const ConvertOptions& o) {
+  const bool npz_output = std::filesystem::path(o.output).extension() == ".npz";
+  check_options_apply(o, npz_output);
   check_output_file(o.output, "output");
   check_output_file(o.labels_out, "--labels-out");
   check_distinct_paths({{"output", o.output}, {"--labels-out", o.labels_out}},
@@ -55,7 +75,7 @@ int run_convert(const ConvertOptions& o) {
   create_parent_folder(o.output);
   // Both files to temporaries, renamed together (AtomicOutputs).
   AtomicOutputs outputs;
-  if (std::filesystem::path(o.output).extension() == ".npz") {
+  if (npz_output) {
     outputs.write(o.output, [&](const std::string& temp) { write_npz_csr(temp, x, o.compressed); });
   } else {
     if (labels.size() == 0 && x.rows() > 0)

@@ -302,6 +302,20 @@ class ErrorLines(unittest.TestCase):
         proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-l", empty)
         self.assert_error(proc, 1, f"{empty}: the labels file is empty")
 
+    def test_an_option_for_the_other_format_is_refused_not_ignored(self):
+        npz, labels = self.dir / "train.npz", self.dir / "train.labels"
+        for args, fragment in [
+            ((npz, self.dir / "o.npz", "--one-based"), "--one-based: numbers svmlight indices"),
+            ((npz, self.dir / "o.svm", "--labels", labels, "--compressed"),
+             "--compressed: deflates .npz output"),
+            ((npz, self.dir / "o.npz", "--zero-based", "false"),
+             "--zero-based: says how svmlight input counts its indices"),
+        ]:
+            with self.subTest(args=args[2:]):
+                self.assert_error(run_bagel("convert", *args), 2, fragment)
+                self.assertEqual(sorted(p.name for p in self.dir.glob("o.*")), [])
+        self.assert_error(run_bagel("bench", "--labels", labels), 2, "--labels requires --input")
+
     def test_weights_that_are_all_zero_name_their_file(self):
         zeros = self.dir / "zeros.weights"
         zeros.write_text("0\n" * 100)
