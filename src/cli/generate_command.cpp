@@ -1,4 +1,6 @@
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <iostream>
 
@@ -28,7 +30,18 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
   cmd->add_option("--classes", o.classes, "Number of classes")
       ->capture_default_str()
       ->check(CLI::Range(2, static_cast<int>(kMaxClasses)));
-  cmd->add_option("--seed", o.seed, "Seed")->capture_default_str();
+  // CLI11 reads "-1" as 2^64 - 1 and wraps numbers past 2^64: refused here.
+  const CLI::Validator unsigned_64(
+      [](std::string& text) -> std::string {
+        std::uint64_t value = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, value);
+        if (text.empty() || ec != std::errc() || stop != end)
+          return "expected an integer in [0, 18446744073709551615], found " + text;
+        return {};
+      },
+      "");
+  cmd->add_option("--seed", o.seed, "Seed")->capture_default_str()->check(unsigned_64);
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz");
   return cmd;
 }

@@ -316,6 +316,25 @@ class ErrorLines(unittest.TestCase):
                 self.assertEqual(sorted(p.name for p in self.dir.glob("o.*")), [])
         self.assert_error(run_bagel("bench", "--labels", labels), 2, "--labels requires --input")
 
+    def test_integers_out_of_range_are_refused_not_wrapped(self):
+        out = self.dir / "g.npz"
+        for seed in ("-1", "18446744073709551616"):
+            with self.subTest(seed=seed):
+                proc = run_bagel("generate", out, "--labels-out", self.dir / "g.labels", "--rows", 10,
+                                 "--seed", seed)
+                self.assert_error(proc, 2, f"--seed: expected an integer in [0, 18446744073709551615], "
+                                  f"found {seed}")
+        self.assertFalse(out.exists())
+        bench = self.dir / "bench.json"
+        bench.write_text(json.dumps({"sweep": None, "input": {"features": "train.npz"}}))
+        for setting, fragment in [("threads=2000", "expected an integer in [0, 1024]"),
+                                  ("repetitions=4294967297", "expected an integer in [1, 1000]"),
+                                  ("seed=-1", "expected an integer in [0, "),
+                                  ("max_dense_memory_gb=-1", "expected a number >= 0")]:
+            with self.subTest(setting=setting):
+                proc = run_bagel("bench", "-c", bench, "--set", setting, "-q")
+                self.assert_error(proc, 2, f"--set {setting}: {fragment}")
+
     def test_weights_that_are_all_zero_name_their_file(self):
         zeros = self.dir / "zeros.weights"
         zeros.write_text("0\n" * 100)
