@@ -106,6 +106,13 @@ DataSpec parse_data(JsonReader r, const fs::path& base_dir, bool weights_allowed
       throw ConfigError(r.field("text"), "give \"features\" (a CSR file) or \"text\" (raw text), not both");
     return parse_text_data(r, base_dir, weights_allowed);
   }
+  // Read only with "text": named as such, where "unknown key" would list
+  // the features keys alone and leave the user to guess.
+  for (const char* key : {"format", "decode_error", "label_prefix", "multi_label", "unlabeled",
+                          "label_column", "text_column", "header", "label_name", "text_name", "quoting"})
+    if (r.has(key))
+      throw ConfigError(r.field(key), "applies to raw text (\"text\": a file or folder of "
+                                      "documents), not to \"features\" (a CSR file)");
   DataSpec spec;
   const std::string features = r.require_string("features");
   if (features.empty()) throw ConfigError(r.field("features"), "is empty, expected the features file (.npz or svmlight)");

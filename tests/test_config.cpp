@@ -101,6 +101,24 @@ TEST(Config, AnEmptyFeaturesPathNamesTheKey) {
   EXPECT_NE(error_of(doc).find("train.features: is empty"), std::string::npos) << error_of(doc);
 }
 
+TEST(Config, ATextKeyBesideFeaturesSaysItIsForText) {
+  auto doc = minimal();
+  doc["train"]["format"] = "lines";
+  std::string msg = error_of(doc);
+  EXPECT_NE(msg.find("train.format: applies to raw text"), std::string::npos) << msg;
+  doc = minimal();
+  doc["valid"] = {{"features", "v.svm"}, {"decode_error", "replace"}};
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("valid.decode_error: applies to raw text"), std::string::npos) << msg;
+  // Another unknown key lists every key of the section, the text ones too.
+  doc = minimal();
+  doc["train"]["foo"] = 1;
+  msg = error_of(doc);
+  EXPECT_NE(msg.find("train.foo: unknown key 'foo'; valid keys:"), std::string::npos) << msg;
+  for (const char* key : {"features", "labels", "text", "format", "quoting", "zero_based"})
+    EXPECT_NE(msg.find(std::string(" ") + key), std::string::npos) << key << ": " << msg;
+}
+
 TEST(Config, AutoEpochsGiveAbout200kRowUpdatesBetween5And20) {
   // Features used 100 times a pass: the row count decides.
   auto epochs = [](std::int64_t rows) { return auto_epochs(rows, rows * 100, rows, false); };
