@@ -118,8 +118,9 @@ void check_features_fit(const Model& model, const CsrMatrix& x, const std::strin
                             "model is expecting " + expected + "; vectorise it with the "
                             "training vocabulary (the fitted vectorizer's transform)");
   if (x.cols() > model.num_features)
-    throw FileError(source, "has " + std::to_string(x.cols()) + " feature columns (its largest "
-                            "index + 1) but the model has " + expected + " (was it vectorised "
+    throw FileError(source, "has " + std::to_string(x.cols()) + " feature columns (as its largest "
+                            "index gives them: index + 1 zero-based, the index one-based) but "
+                            "the model has " + expected + " (was it vectorised "
                             "with the training vocabulary? is --zero-based right?)");
 }
 

@@ -446,6 +446,17 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
                            "--quiet")
         self.assertEqual(result.returncode, 0, result.stderr)
 
+    def test_a_one_based_file_too_wide_counts_its_columns_one_based(self):
+        self.train("one", "auto", "false", False, False)
+        wide = self.path("wide.svm")
+        with open(wide, "w") as f:
+            f.write("1 %d:1\n" % (self.x.shape[1] + 1))  # one-based: one column past the model's
+        result = run_bagel("predict", "-m", self.path("one"), "-i", wide, "--quiet")
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("%s: has %d feature columns (as its largest index gives them: index + 1 "
+                      "zero-based, the index one-based) but the model has %d"
+                      % (wide, self.x.shape[1] + 1, self.x.shape[1]), result.stderr)
+
     def test_a_warm_start_from_a_one_based_model_says_why_index_0_is_refused(self):
         self.train("one", "auto", "false", False, False)
         zero = self.path("zero.svm")
