@@ -59,13 +59,36 @@ std::optional<std::string> unknown_command(int argc, char** argv,
   return word;
 }
 
+// The first argument that looks like an option ("--bogus", "-x") and is
+// none of `command`'s (nor bagel's own, --help and --version). CLI11 checks
+// the required options first, so without this a mistyped option is
+// reported as "--config is required".
+std::optional<std::string> unknown_option(int argc, char** argv, const CLI::App* command) {
+  for (int i = 1; i < argc; ++i) {
+    std::string word = argv[i];
+    if (word == "--") break;
+    if (word.size() < 2 || word[0] != '-' || (word[1] >= '0' && word[1] <= '9') || word[1] == '.')
+      continue;  // a value: "-", a negative number
+    word = word.substr(0, word.find('='));
+    if (word == "-h" || word == "--help" || word == "--version") continue;
+    if (command != nullptr && command->get_option_no_throw(word) != nullptr) continue;
+    if (command == nullptr || word.rfind("--", 0) == 0 || word.size() == 2) return word;
+  }
+  return std::nullopt;
+}
+
 // CLI11's message, prefixed by the command it concerns.
-std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e,
+std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv,
                                 const std::vector<CLI::App*>& commands) {
   const std::vector<CLI::App*> chosen = app.get_subcommands();
-  if (chosen.empty())
-    return "a command is required (expected " + command_list(commands) + "); see bagel --help";
-  const std::string name = chosen.front()->get_name();
+  const CLI::App* command = chosen.empty() ? nullptr : chosen.front();
+  const std::optional<std::string> stray = unknown_option(argc, argv, command);
+  if (command == nullptr)
+    return (stray ? "unknown option '" + *stray + "': " : std::string()) +
+           "a command is required (expected " + command_list(commands) + "); see bagel --help";
+  const std::string name = command->get_name();
+  if (stray && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr)
+    return name + ": unknown option '" + *stray + "' (see bagel " + name + " --help)";
   return name + ": " + e.what() + " (see bagel " + name + " --help)";
 }
 
@@ -113,7 +136,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {
     return app.exit(e);  // --help, --version
   } catch (const CLI::ParseError& e) {
-    return fail(parse_error_message(app, e, commands), kUsageError);
+    return fail(parse_error_message(app, e, argc, argv, commands), kUsageError);
   }
   // The commands whose work is files: a closed pipe on stderr (`2>&1 | head`)
   // or stdout only loses the progress lines, never the run (SIGPIPE would

@@ -129,6 +129,21 @@ class TrainCommandLine(FolderCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("--help", proc.stdout + proc.stderr)
 
+    def test_a_mistyped_option_is_named_before_a_missing_required_one(self):
+        for args, expected in [
+            (("train", "--bogus"), "train: unknown option '--bogus'"),
+            (("predict", "-m", self.dir, "-x"), "predict: unknown option '-x'"),
+            (("--bogus",), "unknown option '--bogus': a command is required"),
+        ]:
+            with self.subTest(args=args):
+                proc = run_bagel(*args)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertTrue(proc.stderr.startswith("bagel: error: " + expected), proc.stderr)
+        # Values that start with "-" are no options.
+        proc = run_bagel("predict", "--threshold", "-0.5", "-i", "-")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertNotIn("unknown option", proc.stderr)
+
     # -- config errors ---------------------------------------------------
 
     def test_unknown_optimizer_key_is_named_with_the_nearest_valid_key(self):
