@@ -180,10 +180,15 @@ bool checkpoint_exists(const std::string& folder) {
 }
 
 void require_checkpoint(const std::string& folder) {
-  if (!checkpoint_exists(folder))
-    throw UsageError("--resume", "no stopped run to resume: " + folder +
-                                     " does not exist (a run saves it there when stopped by "
-                                     "Ctrl-C or kill after a completed epoch)");
+  if (checkpoint_exists(folder)) return;
+  std::error_code ec;
+  const fs::file_status st = fs::status(folder, ec);
+  const std::string what = !fs::exists(st)       ? " does not exist"
+                           : !fs::is_directory(st) ? " is a file, not the folder a stopped run saves"
+                                                   : " holds no saved state (" + std::string(kStateFile) + ")";
+  throw UsageError("--resume", "no stopped run to resume: " + folder + what +
+                                   " (a run saves it there when stopped by Ctrl-C or kill after a "
+                                   "completed epoch)");
 }
 
 TrainingCheckpoint load_checkpoint(const std::string& folder, const nlohmann::json& config,

@@ -183,9 +183,18 @@ class Resume(FolderCase):
     def test_nothing_to_resume_is_a_usage_error(self):
         proc = run_bagel("train", "--config", self.config("fresh"), "--resume")
         self.assertEqual(proc.returncode, 2, proc.stderr)
-        self.assertIn("--resume: no stopped run to resume: " + str(self.dir / "fresh.bagel-resume"),
-                      proc.stderr)
+        self.assertIn("--resume: no stopped run to resume: " + str(self.dir / "fresh.bagel-resume") +
+                      " does not exist", proc.stderr)
         self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        (self.dir / "fresh.bagel-resume").write_text("mine\n")
+        proc = run_bagel("train", "--config", self.config("fresh"), "--resume")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("fresh.bagel-resume is a file, not the folder a stopped run saves", proc.stderr)
+        self.assertEqual((self.dir / "fresh.bagel-resume").read_text(), "mine\n")
+        (self.dir / "empty.bagel-resume").mkdir()
+        proc = run_bagel("train", "--config", self.config("empty"), "--resume")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("empty.bagel-resume holds no saved state (checkpoint.json)", proc.stderr)
 
     def test_the_dense_layers_averaged_sgd_says_it_cannot_resume(self):
         config = self.config("avg", model={"layer": "dense"}, average=True, schedule="constant")
