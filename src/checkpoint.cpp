@@ -162,15 +162,22 @@ void save_checkpoint(const TrainingCheckpoint& k, const nlohmann::json& config,
       {"average_steps", k.average_steps},
       {"data_fingerprint", std::to_string(fingerprint)}, {"config", config}};
   AtomicPath out{fs::path(folder)};
-  fs::create_directory(out.temp());
-  write_file_atomic(out.temp() / kStateFile, state.dump(1) + "\n");
-  write_array(out.temp(), "weight.npy", k.weight, outputs);
-  write_array(out.temp(), "bias.npy", k.bias, outputs);
-  if (!k.best_weight.empty()) {
-    write_array(out.temp(), "best_weight.npy", k.best_weight, outputs);
-    write_array(out.temp(), "best_bias.npy", k.best_bias, outputs);
+  try {
+    std::error_code ec;
+    fs::create_directory(out.temp(), ec);
+    if (ec) throw FileError(out.temp().string(), "cannot create: " + ec.message());
+    write_file_atomic(out.temp() / kStateFile, state.dump(1) + "\n");
+    write_array(out.temp(), "weight.npy", k.weight, outputs);
+    write_array(out.temp(), "bias.npy", k.bias, outputs);
+    if (!k.best_weight.empty()) {
+      write_array(out.temp(), "best_weight.npy", k.best_weight, outputs);
+      write_array(out.temp(), "best_bias.npy", k.best_bias, outputs);
+    }
+    if (k.averaging) write_array(out.temp(), "average_weight_sum.npy", k.average_weight_sum, outputs);
+  } catch (const FileError& e) {
+    // Its temporary is gone with `out`: the folder the user knows is named.
+    throw FileError(folder, "cannot save the stopped run's state: " + e.message());
   }
-  if (k.averaging) write_array(out.temp(), "average_weight_sum.npy", k.average_weight_sum, outputs);
   if (!fs::exists(folder) || !out.commit_by_exchange()) out.commit();
 }
 

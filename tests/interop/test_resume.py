@@ -45,11 +45,14 @@ class Resume(FolderCase):
         path.write_text(json.dumps(c))
         return path
 
-    def stop_after_epoch(self, config, epoch, sig=signal.SIGINT):
-        """Starts `bagel train`, sends SIG once epoch EPOCH has ended; returns
-        (exit status, stderr after the signal)."""
-        proc = subprocess.Popen([BAGEL, "train", "--config", str(config)],
-                                stderr=subprocess.PIPE, text=True)
+    def stop_after_epoch(self, config, epoch, sig=signal.SIGINT, file_blocks=None):
+        """Starts `bagel train` (under `ulimit -f FILE_BLOCKS` when given),
+        sends SIG once epoch EPOCH has ended; returns (exit status, stderr
+        after the signal)."""
+        command = [BAGEL, "train", "--config", str(config)]
+        if file_blocks is not None:
+            command = ["bash", "-c", f'ulimit -f {file_blocks} && exec "$@"', "bagel", *command]
+        proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         for line in proc.stderr:
             if line.startswith(f"epoch {epoch}/"):
                 proc.send_signal(sig)
@@ -195,6 +198,16 @@ class Resume(FolderCase):
         proc = run_bagel("train", "--config", self.config("empty"), "--resume")
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("empty.bagel-resume holds no saved state (checkpoint.json)", proc.stderr)
+
+    def test_state_that_cannot_be_saved_names_the_resume_folder(self):
+        # 5000 features x 4 classes: a weight.npy of 80 KB, past 40 blocks.
+        status, stderr = self.stop_after_epoch(self.config("full"), 1, file_blocks=40)
+        self.assertEqual(status, 1, stderr)
+        folder = str(self.dir / "full.bagel-resume")
+        self.assertIn(f"bagel: error: {folder}: cannot save the stopped run's state: ", stderr)
+        self.assertIn("File too large", stderr)
+        self.assertNotIn(".tmp-", stderr)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["full.json"])
 
     def test_the_dense_layers_averaged_sgd_says_it_cannot_resume(self):
         config = self.config("avg", model={"layer": "dense"}, average=True, schedule="constant")
