@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "bagel/error.h"
 #include "bagel/feature_order.h"
@@ -208,6 +209,17 @@ std::string shown(const nlohmann::json& value) {
   return text.size() > kShown ? text.substr(0, kShown) + "..." : text;
 }
 
+// A setting as the vectorizer uses it. Stop words are a set (scikit-learn
+// keeps a frozenset, and they are dropped before n-grams are formed): in
+// another order, repeated, or read from a file sorted otherwise, they are
+// the same vectorizer.
+nlohmann::json as_used(const std::string& key, const nlohmann::json& value) {
+  if (key != "stop_words" || !value.is_array()) return value;
+  std::set<std::string> words;
+  for (const nlohmann::json& word : value) words.insert(word.get<std::string>());
+  return words;
+}
+
 }  // namespace
 
 void check_init_vectorizer(const TrainConfig& config, const Model& start, const std::string& start_dir) {
@@ -220,7 +232,7 @@ void check_init_vectorizer(const TrainConfig& config, const Model& start, const 
   for (const std::string& key : keys) {
     const nlohmann::json mine = asked.contains(key) ? asked[key] : nlohmann::json(nullptr);
     const nlohmann::json theirs = used.contains(key) ? used[key] : nlohmann::json(nullptr);
-    if (mine == theirs) continue;
+    if (as_used(key, mine) == as_used(key, theirs)) continue;
     throw ConfigError("vectorizer." + key,
                       "is " + shown(mine) + ", but the model training starts from (\"init\", " +
                           start_dir + ") was vectorized with " + shown(theirs) +

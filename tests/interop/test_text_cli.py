@@ -122,6 +122,34 @@ class TextCli(unittest.TestCase):
         self.assert_one_line_error(proc, 2, "--set vectorizer.ngram_range=[1,2]: is [1,2]",
                                    "was vectorized with [1,1]")
 
+    def test_stop_words_are_a_set_to_a_warm_start(self):
+        # Stop words are removed before n-grams, so their order and repeats
+        # change nothing: a warm start takes them in any order, repeated, or
+        # from a file whose lines were sorted otherwise (they had been refused
+        # as another vectorizer). Another set of words is still refused.
+        words = ["the", "a", "of", "and", "to"]
+        base = self.train_config("stop-base", {"train": {"text": "train.ft"},
+                                               "vectorizer": {"stop_words": words}})
+        self.write("stop-sorted.txt", "".join(w + "\n" for w in sorted(words)))
+        for name, stop_words in [("stop-reordered", ["a", "the", "of", "and", "to"]),
+                                 ("stop-repeated", words + ["the", "a"]),
+                                 ("stop-file", "stop-sorted.txt")]:
+            with self.subTest(stop_words=stop_words):
+                model = self.train_config(name, {"train": {"text": "train.ft"}, "init": "stop-base",
+                                                 "vectorizer": {"stop_words": stop_words}})
+                self.assertEqual((model / "vocabulary.txt").read_bytes(),
+                                 (base / "vocabulary.txt").read_bytes())
+        config = self.dir / "stop-set.json"
+        config.write_text(json.dumps({"train": {"text": "train.ft"}, "init": "stop-base",
+                                      "output": "stop-set"}))
+        proc = run_bagel("train", "--config", config, "--quiet",
+                         "--set", 'vectorizer.stop_words=["a","the","of","and","to"]')
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = run_bagel("train", "--config", config, "--quiet",
+                         "--set", 'vectorizer.stop_words=["the","a","of","and"]')
+        self.assert_one_line_error(proc, 2, '--set vectorizer.stop_words=["the","a","of","and"]: '
+                                   'is ["the","a","of","and"], but the model training starts from')
+
     def test_a_warm_start_records_the_vectorizer_it_used(self):
         bigrams = self.train_config("bigrams", {"train": {"text": "train.ft"},
                                                 "vectorizer": {"ngram_range": [1, 2]}})
