@@ -311,9 +311,14 @@ std::vector<std::string> text_format_notes(const TrainConfig& config) {
   std::vector<std::string> notes;
   const auto note = [&](const DataSpec& spec, const std::string& split) {
     if (!spec.text || spec.text_format) return;
+    // Training needs labels, and "lines" takes them from a labels file
+    // alone: with one, "auto" reads lines, so that file is the remedy
+    // (format "lines" without it fails for want of labels).
+    const std::string remedy = "to read each line whole as one document, give its labels as " + split +
+                               ".labels (a file of one label per line)";
     try {
       if (detect_text_format(spec.text->path, !spec.text->labels_path.empty()) == TextFormat::csv)
-        notes.push_back(csv_by_name_note(spec.text->path, split + ".format \"lines\""));
+        notes.push_back(csv_by_name_note(spec.text->path, remedy));
     } catch (const Error&) {
       // load_training_data reports it, in its order.
     }

@@ -471,7 +471,9 @@ int run_predict(const PredictOptions& o) {
                    "reads each line whole as one document\n";
     // So is a *.csv, taken for a table by its name alone.
     if (!asked && text_format == TextFormat::csv && !o.quiet)
-      std::cerr << csv_by_name_note(o.input, "--text-format lines") << "\n";
+      std::cerr << csv_by_name_note(o.input,
+                                    "--text-format lines reads each line whole as one document")
+                << "\n";
     LabeledData d = read_text_input(model, o, text_format, !asked);
     x = std::move(d.features);
     in_file = std::move(d.labels);

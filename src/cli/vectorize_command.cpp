@@ -307,7 +307,8 @@ int run_vectorize(const VectorizeOptions& o) {
   // Auto takes a *.csv for a table by its name alone: said, since a file of
   // plain lines so named would be split at its commas.
   if (!asked && input.format == TextFormat::csv && !o.quiet)
-    std::fprintf(stderr, "%s\n", csv_by_name_note(o.input, "--format lines").c_str());
+    std::fprintf(stderr, "%s\n",
+                 csv_by_name_note(o.input, "--format lines reads each line whole as one document").c_str());
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;

@@ -78,9 +78,9 @@ TextFormat detect_text_format(const std::string& path, bool has_labels,
                         "with one label per line) or \"format\"");
 }
 
-std::string csv_by_name_note(const std::string& path, const std::string& lines_setting) {
+std::string csv_by_name_note(const std::string& path, const std::string& remedy) {
   return "note: " + input_name(path) + " is read as CSV, a label column and a text column, because "
-         "its name ends in .csv; " + lines_setting + " reads each line whole as one document";
+         "its name ends in .csv; " + remedy;
 }
 
 }  // namespace bagel

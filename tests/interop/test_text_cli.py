@@ -84,8 +84,36 @@ class TextCli(unittest.TestCase):
                                                              "output": "plain-csv"}))
         proc = run_bagel("train", "--config", self.dir / "plain-csv.json")
         self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertIn('train.format "lines" reads each line whole', proc.stderr)
+        self.assertIn("to read each line whole as one document, give its labels as train.labels",
+                      proc.stderr)
         self.assertIn(reason, proc.stderr)
+
+    def test_train_notes_a_remedy_that_trains(self):
+        # Training needs labels: train.format "lines" without a labels file
+        # fails ("has no labels"), so the note names train.labels, with which
+        # "auto" reads each line whole.
+        plain = self.write("lines.csv", PLAIN)
+        config = {"train": {"text": "lines.csv"}, "optimizer": {"epochs": 1}, "output": "lines-csv"}
+        (self.dir / "lines-csv.json").write_text(json.dumps(config))
+        remedy = ("to read each line whole as one document, give its labels as train.labels "
+                  "(a file of one label per line)")
+        for command in ("train", "tune"):
+            with self.subTest(command=command):
+                extra = ["-o", self.dir / "lines-csv.tuned.json"] if command == "tune" else []
+                proc = run_bagel(command, "--config", self.dir / "lines-csv.json", *extra)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(f"note: {plain} is read as CSV, a label column and a text column, "
+                              f"because its name ends in .csv; {remedy}", proc.stderr)
+                self.assertNotIn('format "lines"', proc.stderr)
+        self.write("lines.labels", "one\ntwo\n")
+        config["train"]["labels"] = "lines.labels"
+        (self.dir / "lines-csv.json").write_text(json.dumps(config))
+        proc = run_bagel("train", "--config", self.dir / "lines-csv.json")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("note:", proc.stderr)
+        vocabulary = (self.dir / "lines-csv" / "vocabulary.txt").read_text().split()
+        self.assertIn("document", vocabulary)
+        self.assertIn("commas", vocabulary)
 
     def test_predict_and_train_note_a_csv_table_read_by_its_name(self):
         table = self.write("table.csv", "sky,blue clouds\nsea,salty waves\n" * 2)
@@ -100,7 +128,7 @@ class TextCli(unittest.TestCase):
         proc = run_bagel("train", "--config", self.dir / "table.json")
         self.assertEqual(proc.returncode, 0, proc.stderr)
         self.assertIn(f"note: {table} is read as CSV", proc.stderr)
-        self.assertIn('train.format "lines" reads each line whole', proc.stderr)
+        self.assertIn("give its labels as train.labels", proc.stderr)
 
     # --- 2. a warm start from a text model keeps its vectorizer -------------
 

@@ -34,8 +34,9 @@ TextFormat detect_text_format(const std::string& path, bool has_labels,
 
 // The note a command prints (unless quiet) when "auto" took `path` for a CSV
 // table by its name: a file of plain lines named *.csv would otherwise be
-// split at its commas without a word. `lines_setting` is how that command
-// reads one document a line instead ("--format lines").
-std::string csv_by_name_note(const std::string& path, const std::string& lines_setting);
+// split at its commas without a word. `remedy` says how that command reads
+// one document a line instead, in terms that work there ("--format lines
+// reads each line whole as one document"; training also needs the labels).
+std::string csv_by_name_note(const std::string& path, const std::string& remedy);
 
 }  // namespace bagel
