@@ -346,13 +346,21 @@ void check_text_format_applies(const Model& model, const PredictOptions& o) {
 }
 
 // Raw text for a text model, read as its training text was. Bytes that
-// are not UTF-8 follow the model's train.decode_error, which predict does
-// not take: the remedy says so instead of naming a setting it lacks.
+// are not UTF-8 follow the model's train.decode_error, and fastText lines
+// with and without labels the rule of unlabeled "keep", neither of which
+// predict takes: the remedy says so in predict's terms instead of naming a
+// setting it lacks.
 LabeledData read_text_input(const Model& model, const PredictOptions& o, TextFormat format,
                             bool detected) {
   try {
     return load_text_for_model(model, o.input, format, resolve_threads(o.threads), detected);
   } catch (const TextSettingError& e) {
+    if (e.setting() == TextSettingError::Setting::mixed_labels)
+      throw FileError(e.file(),
+                      e.problem() + "; a fastText file to predict labels every line or none (the "
+                                    "labels score the predictions): label the other lines too, or "
+                                    "remove the labels",
+                      e.line());
     if (e.setting() != TextSettingError::Setting::decode_error) throw;
     throw FileError(e.file(),
                     e.problem() + "; save the file as UTF-8: predict reads text with the model's "

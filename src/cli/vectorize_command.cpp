@@ -91,6 +91,9 @@ std::string option_remedy(TextSettingError::Setting setting) {
       return "save the file as UTF-8 (or pass --decode-error replace or ignore)";
     case TextSettingError::Setting::unlabeled:
       return "pass --unlabeled skip to drop such lines as fastText does";
+    case TextSettingError::Setting::mixed_labels:
+      return "with --unlabeled keep either every line or no line has a label (--unlabeled skip "
+             "drops the lines without one)";
   }
   return "";
 }

@@ -153,12 +153,13 @@ void check_label_prefix(const std::string& prefix) {
 // first line that breaks the pattern the first line set.
 void check_presence(const LabelPresence& presence, const std::string& source) {
   if (presence.labeled == 0 || presence.unlabeled == 0) return;
-  const std::string rule = "; with unlabeled \"keep\" either every line or no line has a label";
+  const std::string rule = "with unlabeled \"keep\" either every line or no line has a label";
+  const auto mixed = TextSettingError::Setting::mixed_labels;
   if (presence.labeled < presence.unlabeled)
-    throw FileError(source, "has no label, but line " + std::to_string(presence.labeled) +
-                                " has one" + rule, presence.unlabeled);
-  throw FileError(source, "has a label, but line " + std::to_string(presence.unlabeled) +
-                              " has none" + rule, presence.labeled);
+    throw TextSettingError(mixed, source, "has no label, but line " + std::to_string(presence.labeled) +
+                                              " has one", rule, presence.unlabeled);
+  throw TextSettingError(mixed, source, "has a label, but line " + std::to_string(presence.unlabeled) +
+                                            " has none", rule, presence.labeled);
 }
 
 }  // namespace

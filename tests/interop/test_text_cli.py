@@ -224,6 +224,18 @@ class TextCli(unittest.TestCase):
                                    "UTF-8: predict reads text with the model's train.decode_error",
                                    'retrain with train.decode_error "replace" or "ignore"')
 
+    def test_a_fasttext_file_mixing_labelled_lines_names_each_commands_rule(self):
+        # Both had named the config's unlabeled "keep", which neither takes.
+        mix = self.write("mix.ft", "__label__a hello world\nno label here\n__label__b bye world\n")
+        proc = self.vectorize("-q", "-i", mix, "--unlabeled", "keep")
+        self.assert_one_line_error(proc, 1, f"{mix}:2: has no label, but line 1 has one; with "
+                                   "--unlabeled keep either every line or no line has a label")
+        self.assertNotIn('"keep"', proc.stderr)
+        proc = run_bagel("predict", "-m", self.text_model, "-i", mix)
+        self.assert_one_line_error(proc, 1, f"{mix}:2: has no label, but line 1 has one; a fastText "
+                                   "file to predict labels every line or none")
+        self.assertNotIn("unlabeled", proc.stderr)
+
     # --- 4. a labels file with a format that carries its labels -------------
 
     def test_vectorize_labels_with_a_labelled_format_is_a_usage_error(self):
