@@ -67,7 +67,10 @@ std::string resolve(const std::string& path, const fs::path& base_dir) {
   return p.is_absolute() ? path : (base_dir / p).lexically_normal().string();
 }
 
-int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64_t hi);
+// An int key in [lo, hi] (JsonReader::get_integer: a value outside names the range).
+int get_int(JsonReader& r, const std::string& key, int fallback, int lo, int hi) {
+  return static_cast<int>(r.get_integer(key, fallback, lo, hi));
+}
 
 // "text" data: {"text": FILE or FOLDER, "format": ..., "labels": ..., ...}.
 DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_allowed) {
@@ -82,10 +85,8 @@ DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_a
   if (in.label_prefix.empty()) throw ConfigError(r.field("label_prefix"), "must not be empty");
   in.multi_label = parse_multi_label(r.get_string("multi_label", "split"), r.field("multi_label"));
   in.unlabeled = parse_unlabeled(r.get_string("unlabeled", "error"), r.field("unlabeled"));
-  in.tsv_label_column = to_int(r.get_integer("label_column", in.tsv_label_column),
-                               r.field("label_column"), -1, 1 << 20);
-  in.tsv_text_column = to_int(r.get_integer("text_column", in.tsv_text_column),
-                              r.field("text_column"), 0, 1 << 20);
+  in.tsv_label_column = get_int(r, "label_column", in.tsv_label_column, -1, 1 << 20);
+  in.tsv_text_column = get_int(r, "text_column", in.tsv_text_column, 0, 1 << 20);
   in.tsv_header = r.get_bool("header", in.tsv_header);
   in.tsv_label_name = r.get_string("label_name", "");
   in.tsv_text_name = r.get_string("text_name", "");
@@ -137,13 +138,6 @@ void require(bool ok, const std::string& field, const std::string& message) {
   if (!ok) throw ConfigError(field, message);
 }
 
-int to_int(std::int64_t v, const std::string& field, std::int64_t lo, std::int64_t hi) {
-  if (v < lo || v > hi)
-    throw ConfigError(field, "expected an integer in [" + std::to_string(lo) + ", " +
-                                 std::to_string(hi) + "], found " + std::to_string(v));
-  return static_cast<int>(v);
-}
-
 // null/absent, "balanced", or {"class name": weight >= 0, ...}.
 ClassWeightSpec parse_class_weight(JsonReader& r) {
   const std::string key = "class_weight";
@@ -170,16 +164,15 @@ ClassWeightSpec parse_class_weight(JsonReader& r) {
 }
 
 // "auto" (kept as 0) or an integer in [lo, hi].
-int parse_auto_int(JsonReader& r, const std::string& key, std::int64_t lo, std::int64_t hi) {
+int parse_auto_int(JsonReader& r, const std::string& key, int lo, int hi) {
   if (r.has(key) && r.raw(key).is_string()) {
     const std::string text = r.raw(key).get<std::string>();
     require(text == "auto", r.field(key),
             "expected an integer >= " + std::to_string(lo) + " or \"auto\", found \"" + text + "\"");
     return 0;
   }
-  const std::int64_t value = r.get_integer(key, 0);  // also marks the key as known
   // Absent or null: "auto", as every key's null is its default.
-  return r.has(key) && !r.raw(key).is_null() ? to_int(value, r.field(key), lo, hi) : 0;
+  return get_int(r, key, 0, lo, hi);
 }
 
 // "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
@@ -206,16 +199,15 @@ OptimizerConfig parse_optimizer(JsonReader r) {
   o.schedule = parse_schedule(r.get_string("schedule", to_string(o.schedule)), r.field("schedule"));
   o.power_t = r.get_number("power_t", o.power_t);
   require(o.power_t >= 0, r.field("power_t"), "expected a number >= 0");
-  o.batch_size = to_int(r.get_integer("batch_size", o.batch_size), r.field("batch_size"), 1, lim);
+  o.batch_size = get_int(r, "batch_size", o.batch_size, 1, lim);
   o.l2 = r.get_number("l2", o.l2);
   require(o.l2 >= 0, r.field("l2"), "expected a number >= 0");
   o.l1 = r.get_number("l1", o.l1);
   require(o.l1 >= 0, r.field("l1"), "expected a number >= 0");
-  const std::int64_t seed = r.get_integer("seed", static_cast<std::int64_t>(o.seed));
-  require(seed >= 0, r.field("seed"), "expected an integer >= 0");
-  o.seed = static_cast<std::uint64_t>(seed);
+  o.seed = static_cast<std::uint64_t>(r.get_integer("seed", static_cast<std::int64_t>(o.seed), 0,
+                                                    std::numeric_limits<std::int64_t>::max()));
   o.shuffle = r.get_bool("shuffle", o.shuffle);
-  o.threads = to_int(r.get_integer("threads", o.threads), r.field("threads"), 0, 1024);
+  o.threads = get_int(r, "threads", o.threads, 0, 1024);
   o.deterministic = r.get_bool("deterministic", o.deterministic);
   o.deterministic_method = parse_deterministic_method(
       r.get_string("deterministic_method", to_string(o.deterministic_method)),
@@ -234,9 +226,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
           "averaging runs on one thread or with deterministic_method \"average\": set "
           "optimizer.threads to 1 (it is " + std::to_string(o.threads) +
               "), or deterministic to true and deterministic_method to \"average\"");
-  o.average_from =
-      to_int(r.get_integer("average_from", o.average_from), r.field("average_from"), 1,
-             o.epochs > 0 ? o.epochs : lim);
+  o.average_from = get_int(r, "average_from", o.average_from, 1, o.epochs > 0 ? o.epochs : lim);
   require(o.average || o.average_from == 1, r.field("average_from"),
           o.average_auto ? "applies to averaged SGD, which \"auto\" (the default average) "
                            "chooses only after reading the data: set optimizer.average to true, or "
@@ -247,7 +237,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
           "averaging does not combine with l1 (lazy L1 shrinkage would need its own catch-up "
           "of the average): set l1 to 0 or average to false");
   o.class_weight = parse_class_weight(r);
-  o.patience = to_int(r.get_integer("patience", o.patience), r.field("patience"), 0, lim);
+  o.patience = get_int(r, "patience", o.patience, 0, lim);
   o.min_delta = r.get_number("min_delta", o.min_delta);
   require(o.min_delta >= 0, r.field("min_delta"), "expected a number >= 0");
   r.finish();

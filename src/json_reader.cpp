@@ -29,6 +29,14 @@ std::string initials(const std::string& key) {
   return out;
 }
 
+// Whether a whole double lies in [lo, hi]. From 2^63 up, or below -2^63, it
+// is past every int64 range (the cast would be undefined).
+bool whole_in_range(double d, std::int64_t lo, std::int64_t hi) {
+  if (d >= 0x1p63 || d < -0x1p63) return false;
+  const auto i = static_cast<std::int64_t>(d);
+  return i >= lo && i <= hi;
+}
+
 }  // namespace
 
 std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -92,24 +100,32 @@ double JsonReader::get_number(const std::string& key, double fallback) {
   return v->get<double>();
 }
 
-std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallback) {
+std::int64_t JsonReader::get_integer(const std::string& key, std::int64_t fallback, std::int64_t lo,
+                                     std::int64_t hi) {
   const nlohmann::json* v = find(key);
   if (v == nullptr) return fallback;
-  if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t{INT64_MAX})
-    throw ConfigError(field(key), "expected an integer up to 9223372036854775807, found " + v->dump());
-  if (v->is_number_integer()) return v->get<std::int64_t>();
-  if (v->is_number_float()) {
+  const auto out_of_range = [&] {
+    return ConfigError(field(key), "expected an integer in [" + std::to_string(lo) + ", " +
+                                       std::to_string(hi) + "], found " + v->dump());
+  };
+  // Digits past 2^63 read as unsigned: past every key's range (it had read
+  // as a negative number).
+  if (v->is_number_unsigned() && v->get<std::uint64_t>() > std::uint64_t{INT64_MAX}) throw out_of_range();
+  if (v->is_number_integer()) {
+    const auto i = v->get<std::int64_t>();
+    if (i < lo || i > hi) throw out_of_range();
+    return i;
+  }
+  // A whole double: written with a point or an exponent (1e3, 4.0), or
+  // digits past 2^64, which JSON's parser keeps as a double.
+  if (v->is_number_float() && std::floor(v->get<double>()) == v->get<double>()) {
     const double d = v->get<double>();
-    if (std::floor(d) == d && std::abs(d) < 9e15) return static_cast<std::int64_t>(d);
-    // A whole number past 64 bits, which JSON's parser keeps as a double.
-    if (std::floor(d) == d && std::abs(d) >= 0x1p63)
-      throw ConfigError(field(key), "expected an integer, found " + v->dump() +
-                                        ", beyond the 64-bit integers");
+    if (!whole_in_range(d, lo, hi)) throw out_of_range();
+    if (std::abs(d) < 9e15) return static_cast<std::int64_t>(d);
     // Past 2^53 a double may have rounded the number written (1e16 + 1).
-    if (std::floor(d) == d)
-      throw ConfigError(field(key), "expected an integer, found " + v->dump() +
-                                        ": from 9e15 on, write it in digits alone, without a "
-                                        "decimal point or an exponent");
+    throw ConfigError(field(key), "expected an integer, found " + v->dump() +
+                                      ": from 9e15 on, write it in digits alone, without a "
+                                      "decimal point or an exponent");
   }
   throw ConfigError(field(key), "expected an integer, found " + type_name(*v) + " " + v->dump());
 }

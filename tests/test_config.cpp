@@ -76,23 +76,65 @@ TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
   const TrainConfig c = parse_train_config(doc, "/b");  // had said "found 0" and "found \"\""
   EXPECT_EQ(c.optimizer.epochs, 0);
   EXPECT_FALSE(c.multiclass.has_value());
+  // The seed takes every integer from 0 to 2^63 - 1: a whole number written
+  // with an exponent from 9e15 on may have been rounded, so it is asked in
+  // digits; 10^16 in digits is read exactly.
   doc = minimal();
-  doc["optimizer"] = {{"epochs", std::uint64_t{1} << 63}};  // had read as -2^63
-  EXPECT_NE(error_of(doc).find("optimizer.epochs: expected an integer up to 9223372036854775807, "
-                               "found 9223372036854775808"),
-            std::string::npos) << error_of(doc);
-  // Past 64 bits the JSON parser keeps a double ("expected an integer, found a number").
-  doc = minimal();
-  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 18446744073709551616})");
-  EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer, found 1.8446744073709552e+19, "
-                               "beyond the 64-bit integers"),
-            std::string::npos) << error_of(doc);
-  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 1e16})");  // within 64 bits, maybe rounded
+  doc["optimizer"] = nlohmann::json::parse(R"({"seed": 1e16})");
   EXPECT_NE(error_of(doc).find("optimizer.seed: expected an integer, found 1e+16: from 9e15 on, "
                                "write it in digits alone"),
             std::string::npos) << error_of(doc);
   doc["optimizer"] = nlohmann::json::parse(R"({"seed": 10000000000000000})");
   EXPECT_EQ(parse_train_config(doc, "/b").optimizer.seed, 10000000000000000u);
+}
+
+// A value outside a key's range names that range however it is written: in
+// digits past 2^63 (which JSON reads as an unsigned integer) or past 2^64 (a
+// double), or with an exponent. It had named the int64 range, or asked for
+// digits, which would be out of range all the same.
+TEST(Config, AnIntegerOutsideTheKeysRangeNamesTheKeysRange) {
+  const std::string epochs = "optimizer.epochs: expected an integer in [1, 2147483647], found ";
+  const std::string seed = "optimizer.seed: expected an integer in [0, 9223372036854775807], found ";
+  const std::string threads = "optimizer.threads: expected an integer in [0, 1024], found ";
+  const std::pair<const char*, std::string> cases[] = {
+      {R"({"epochs": 4294967296})", epochs + "4294967296"},
+      {R"({"epochs": 9223372036854775808})", epochs + "9223372036854775808"},  // had read as -2^63
+      {R"({"epochs": 18446744073709551616})", epochs + "1.8446744073709552e+19"},
+      {R"({"epochs": 1e16})", epochs + "1e+16"},
+      {R"({"epochs": 1e30})", epochs + "1e+30"},
+      // The Python estimator's json.dumps(10**20): the same parser, the same message.
+      {R"({"epochs": 100000000000000000000})", epochs + "1e+20"},
+      {R"({"epochs": -1e30})", epochs + "-1e+30"},
+      {R"({"epochs": -9223372036854775809})", epochs + "-9.223372036854776e+18"},
+      {R"({"batch_size": 1e16})",
+       "optimizer.batch_size: expected an integer in [1, 2147483647], found 1e+16"},
+      {R"({"threads": 1e16})", threads + "1e+16"},
+      {R"({"threads": 1025})", threads + "1025"},
+      {R"({"patience": -1e30})", "optimizer.patience: expected an integer in [0, 2147483647], found -1e+30"},
+      {R"({"seed": 18446744073709551616})", seed + "1.8446744073709552e+19"},
+      {R"({"seed": 9223372036854775808})", seed + "9223372036854775808"},
+      {R"({"seed": 1e30})", seed + "1e+30"},
+      {R"({"seed": -1e16})", seed + "-1e+16"},
+      {R"({"seed": -1})", seed + "-1"},
+  };
+  for (const auto& [optimizer, expected] : cases) {
+    auto doc = minimal();
+    doc["optimizer"] = nlohmann::json::parse(optimizer);
+    const std::string error = error_of(doc);
+    EXPECT_NE(error.find(expected), std::string::npos) << optimizer << ": " << error;
+    EXPECT_EQ(error.find("digits"), std::string::npos) << optimizer << ": " << error;
+    EXPECT_EQ(error.find("64-bit"), std::string::npos) << optimizer << ": " << error;
+  }
+  auto doc = minimal();
+  doc["optimizer"] = nlohmann::json::parse(R"({"epochs": 3, "average": true, "average_from": 1e16})");
+  EXPECT_NE(error_of(doc).find("optimizer.average_from: expected an integer in [1, 3], found 1e+16"),
+            std::string::npos) << error_of(doc);
+  doc = minimal();
+  doc["optimizer"] = nlohmann::json::parse(R"({"epochs": 1e1})");  // whole and in range: fine
+  EXPECT_EQ(parse_train_config(doc, "/b").optimizer.epochs, 10);
+  doc["optimizer"] = nlohmann::json::parse(R"({"epochs": 2.5})");
+  EXPECT_NE(error_of(doc).find("optimizer.epochs: expected an integer, found a number 2.5"),
+            std::string::npos) << error_of(doc);
 }
 
 TEST(Config, AnEmptyFeaturesPathNamesTheKey) {

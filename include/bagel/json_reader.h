@@ -26,7 +26,14 @@ class JsonReader {
   std::string get_string(const std::string& key, const std::string& fallback);
   std::string require_string(const std::string& key);
   double get_number(const std::string& key, double fallback);
-  std::int64_t get_integer(const std::string& key, std::int64_t fallback);
+  // An integer in [lo, hi], the key's own range. A value outside it is
+  // "expected an integer in [lo, hi], found ..." however it is written
+  // (4294967296, digits past 2^63 or 2^64, 1e30): the range is what the user
+  // can act on. A whole number written with a point or an exponent is read
+  // where a double holds it exactly (below 9e15); from there on, in range,
+  // it is asked in digits, which are read exactly.
+  std::int64_t get_integer(const std::string& key, std::int64_t fallback, std::int64_t lo,
+                           std::int64_t hi);
   bool get_bool(const std::string& key, bool fallback);
   // A non-empty array of integers, each in [lo, hi].
   std::vector<std::int64_t> get_integer_list(const std::string& key,

@@ -1,6 +1,7 @@
 #include "bagel/text/vectorizer.h"
 
 #include <filesystem>
+#include <limits>
 
 #include "bagel/error.h"
 #include "bagel/json_reader.h"
@@ -164,9 +165,8 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
       throw ConfigError(reader.field("max_features"),
                         "expected null or an integer >= 1 (a count of terms, not a fraction), found " +
                             reader.raw("max_features").dump());
-    const std::int64_t limit = reader.get_integer("max_features", 0);
-    if (limit < 1) throw ConfigError(reader.field("max_features"), "expected null or an integer >= 1");
-    o.limits.max_features = limit;
+    o.limits.max_features =
+        reader.get_integer("max_features", 0, 1, std::numeric_limits<std::int64_t>::max());
   }
   o.limits.binary = reader.get_bool("binary", false);
   const bool count = o.kind == VectorizerKind::count;
@@ -179,9 +179,7 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
   o.tfidf.use_idf = reader.get_bool("use_idf", true);
   o.tfidf.smooth_idf = reader.get_bool("smooth_idf", true);
   o.tfidf.sublinear_tf = reader.get_bool("sublinear_tf", false);
-  o.n_features = reader.get_integer("n_features", o.n_features);
-  if (o.n_features < 1 || o.n_features >= INT32_MAX)  // scikit-learn's [1, 2^31 - 1)
-    throw ConfigError(reader.field("n_features"), "expected an integer in [1, 2147483646]");
+  o.n_features = reader.get_integer("n_features", o.n_features, 1, INT32_MAX - 1);  // scikit-learn's [1, 2^31 - 1)
   o.alternate_sign = reader.get_bool("alternate_sign", true);
   const char* wrong = nullptr;
   if (count && section.contains("norm")) wrong = "norm";

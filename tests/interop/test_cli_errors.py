@@ -206,6 +206,31 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(proc, 2, "--set optimizer.epochs=ten: expected an integer")
         self.assertNotIn("cfg.json", proc.stderr)
 
+    def test_an_integer_outside_the_keys_range_names_the_range_however_written(self):
+        # Digits past 2^63 or 2^64 and exponents alike: the key's range, as
+        # for 4294967296 (they had named the int64 range, or asked for the
+        # number in digits, which would be as far out of range).
+        for value, shown in [("4294967296", "4294967296"),
+                             ("9223372036854775808", "9223372036854775808"),
+                             ("18446744073709551616", "1.8446744073709552e+19"),
+                             ("1e16", "1e+16"), ("1e30", "1e+30"), ("-1e30", "-1e+30")]:
+            with self.subTest(value=value):
+                proc = run_bagel("train", "--config", self.config, "--set", f"optimizer.epochs={value}")
+                self.assert_error(proc, 2, exact=f"--set optimizer.epochs={value}: expected an integer "
+                                                 f"in [1, 2147483647], found {shown}")
+        proc = run_bagel("vectorize", "-i", self.config, "-o", self.dir / "h.npz", "-q",
+                         "--set", "kind=hashing", "--set", "n_features=1e16")
+        self.assert_error(proc, 2, exact="--set n_features=1e16: expected an integer in "
+                                         "[1, 2147483646], found 1e+16")
+        # Only where the key's range reaches past 9e15 is an exponent the
+        # trouble: the seed in digits is read exactly.
+        proc = run_bagel("train", "--config", self.config, "--set", "optimizer.seed=1e16")
+        self.assert_error(proc, 2, "--set optimizer.seed=1e16: expected an integer, found 1e+16: "
+                                   "from 9e15 on, write it in digits alone")
+        proc = run_bagel("train", "--config", self.config, "--quiet", "-o", self.dir / "seeded",
+                         "--set", "optimizer.seed=10000000000000000")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
     def test_metrics_without_labels_is_a_usage_error(self):
         self.assert_error(run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz",
                                     "--metrics", self.dir / "m.json"), 2, "--metrics", "--labels")
