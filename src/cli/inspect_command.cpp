@@ -228,6 +228,8 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
 
 int run_inspect(const InspectOptions& o) {
   check_options(o);
+  // Two readers of one stream would each get some of its bytes.
+  check_one_reader_per_stream({{"--input", o.input}, {"--vocabulary", o.vocabulary}});
   const Model model = load_model(o.model);
   std::string vocabulary;
   const std::vector<std::string> names = feature_names(model, o.model, o.vocabulary, &vocabulary);

@@ -506,6 +506,16 @@ class Errors(unittest.TestCase):
         self.assert_error(run_bagel("inspect", "--model", self.model, "--explain", "--input",
                                     self.test, "--row", 1, "--class", "food"), 2, "--class")
 
+    def test_one_stream_for_the_input_and_the_vocabulary_is_a_usage_error(self):
+        # Both read stdin: each got some of its bytes, and the error that
+        # followed named neither option.
+        for vocabulary in ("-", "/dev/stdin"):
+            with self.subTest(vocabulary=vocabulary):
+                proc = run_bagel("inspect", "-m", self.model, "--explain", "-i", "-",
+                                 "--vocabulary", vocabulary, "--row", 0, stdin="0 1:1 2:1\n")
+                self.assert_error(proc, 2, "--vocabulary: is standard input, and so is --input: "
+                                           "both cannot be read from stdin")
+
     def test_an_unknown_class_lists_the_classes(self):
         self.assert_error(run_bagel("inspect", "--model", self.model, "--class", "pets"), 2,
                           "--class: 'pets' is not a class of the model (classes: computers, "
