@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
+#include <optional>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -29,19 +30,32 @@ fs::path folder_name(const fs::path& dir) {
   return p;
 }
 
-// A model.json that bagel wrote: the one mark that tells bagel's files from
-// the user's.
-bool holds_bagel_model(const fs::path& dir) {
-  if (!fs::exists(dir / "model.json")) return false;
+// The model.json that bagel wrote in `dir`, if there is one: the one mark
+// that tells bagel's files from the user's.
+std::optional<nlohmann::json> bagel_model_json(const fs::path& dir) {
+  if (!fs::exists(dir / "model.json")) return std::nullopt;
   nlohmann::json j;
   try {
     j = read_json_file((dir / "model.json").string(), "model.json");
   } catch (const Error&) {
-    return false;  // unreadable, not JSON, or nested too deep: not bagel's
+    return std::nullopt;  // unreadable, not JSON, or nested too deep: not bagel's
   }
-  if (!j.is_object()) return false;
+  if (!j.is_object()) return std::nullopt;
   const auto format = j.find("format");
-  return format != j.end() && *format == kModelFormat;
+  if (format == j.end() || *format != kModelFormat) return std::nullopt;
+  return j;
+}
+
+bool holds_bagel_model(const fs::path& dir) { return bagel_model_json(dir).has_value(); }
+
+// Whether the model this model.json describes wrote a vocabulary.txt: a text
+// model whose vectorizer keeps its terms (a hashing one keeps none). Only
+// then is a vocabulary.txt beside it bagel's, to be replaced or removed.
+bool has_own_vocabulary(const nlohmann::json& model) {
+  const auto vectorizer = model.find("vectorizer");
+  if (vectorizer == model.end() || !vectorizer->is_object()) return false;
+  const auto kind = vectorizer->find("kind");
+  return kind == vectorizer->end() || *kind != "hashing";
 }
 
 // Present as any kind of entry, a dangling link included (renaming over a
@@ -128,6 +142,12 @@ bool dead_model_file_temporary(std::string name) {
       return true;
     name = inner;
   }
+}
+
+void remove_old_file(const fs::path& path) {
+  std::error_code ec;
+  fs::remove(path, ec);  // a missing one is no error
+  if (ec) throw FileError(path.string(), "cannot remove the old model's: " + ec.message());
 }
 
 }  // namespace
@@ -272,16 +292,22 @@ void ModelDirWriter::commit() {
 
 void ModelDirWriter::commit_files() {
   // The folder holds our temporaries, so only the model files' own names matter.
-  const bool replacing = holds_bagel_model(dir_);
-  if (!replacing) refuse_foreign_model_files(dir_);
+  const std::optional<nlohmann::json> old_model = bagel_model_json(dir_);
+  if (!old_model) refuse_foreign_model_files(dir_);
   std::sort(files_.begin(), files_.end(),
             [](const auto& a, const auto& b) { return file_rank(a.first) < file_rank(b.first); });
-  if (replacing) {
+  if (old_model) {
     // From here until the new model.json is in place the folder holds no
     // model.json, never one over arrays it does not describe.
     std::error_code ec;
     fs::remove(dir_ / "model.json", ec);
     if (ec) throw FileError((dir_ / "model.json").string(), "cannot replace: " + ec.message());
+    const bool new_vocabulary = std::any_of(files_.begin(), files_.end(), [](const auto& file) {
+      return file.first == "vocabulary.txt";
+    });
+    // A features model over a text model: the old words must not stay
+    // beside the new model.json (inspect would name its features by them).
+    if (has_own_vocabulary(*old_model) && !new_vocabulary) remove_old_file(dir_ / "vocabulary.txt");
   }
   for (auto& [name, file] : files_) file->commit();  // model.json last
 }

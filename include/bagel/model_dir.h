@@ -20,8 +20,9 @@
 // with the user's files, the current folder or one that cannot be swapped
 // (a mount point, one whose parent takes no new entries) is written file by
 // file instead:
-// only when all three are complete is the old model.json removed, the arrays
-// renamed into place and the new model.json renamed last. Whenever a
+// only when all three are complete is the old model.json removed (and the old
+// model's vocabulary.txt, when the new model has none), the arrays renamed
+// into place and the new model.json renamed last. Whenever a
 // model.json is present, the arrays beside it are the ones it describes; a
 // run killed in that instant leaves no model.json (load_model then says so)
 // rather than a model.json over the wrong weights. Only one run writes into

@@ -42,6 +42,15 @@ class TrainingCase(FolderCase):
         write_labeled_set(cls.data, 200, 30, 0.2, 11, ("a", "b"))
         cls.config = cls.data / "cfg.json"
         cls.config.write_text(json.dumps(data_config(cls.data, optimizer={"epochs": 1})))
+        # A text model: its vectorizer's terms go to vocabulary.txt beside the arrays.
+        words = ["sky", "blue", "cloud", "rain", "sea", "wave", "salt", "shore"]
+        lines = [" ".join(words[(i * k) % 8] for k in range(1, 5)) for i in range(40)]
+        (cls.data / "docs.txt").write_text("\n".join(lines) + "\n")
+        (cls.data / "docs.labels").write_text("\n".join("ab"[i % 2] for i in range(40)) + "\n")
+        cls.text_config = cls.data / "text.json"
+        cls.text_config.write_text(json.dumps({
+            "train": {"text": str(cls.data / "docs.txt"), "labels": str(cls.data / "docs.labels")},
+            "optimizer": {"epochs": 1}}))
 
     def train(self, output, *extra, cwd=None):
         return run_bagel("train", "--config", self.config, "-o", output, "--quiet", *extra,
@@ -131,6 +140,35 @@ class OutputFolders(TrainingCase):
         (here / "notes.md").write_text("kept\n")
         self.assertEqual(self.train(".", cwd=here).returncode, 0)
         self.assertEqual((here / "notes.md").read_text(), "kept\n")
+
+    def test_a_features_model_over_a_text_model_file_by_file_leaves_no_vocabulary(self):
+        # "-o ." is filled file by file. The text model's vocabulary.txt was
+        # kept beside the new arrays, and inspect named their features by the
+        # old model's words.
+        here = self.dir / "here"
+        here.mkdir()
+        text = run_bagel("train", "--config", self.text_config, "-o", ".", "--quiet", cwd=here)
+        self.assertEqual(text.returncode, 0, text.stderr)
+        self.assertIn("vocabulary.txt", {p.name for p in here.iterdir()})
+        (here / "notes.md").write_text("kept\n")
+        proc = self.train(".", cwd=here)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sorted(p.name for p in here.iterdir()), sorted(MODEL_FILES + ["notes.md"]))
+        inspect = run_bagel("inspect", "-m", here)
+        self.assertEqual(inspect.returncode, 0, inspect.stderr)
+        self.assertIn("no vocabulary (features by column index)", inspect.stdout)
+
+    def test_a_vocabulary_beside_a_features_model_is_the_users_and_stays(self):
+        # Not the old model's own (its model.json has no vectorizer): bagel
+        # did not write it, so a file-by-file retraining leaves it alone.
+        here = self.dir / "here"
+        here.mkdir()
+        self.assertEqual(self.train(".", cwd=here).returncode, 0)
+        (here / "vocabulary.txt").write_text("\n".join(f"f{i}" for i in range(30)) + "\n")
+        proc = self.train(".", cwd=here)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((here / "vocabulary.txt").read_text(),
+                         "\n".join(f"f{i}" for i in range(30)) + "\n")
 
     def test_dot_in_a_folder_of_other_files_gets_the_clear_error(self):
         folder = self.user_folder()
