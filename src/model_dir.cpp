@@ -294,6 +294,9 @@ void ModelDirWriter::commit_files() {
   // The folder holds our temporaries, so only the model files' own names matter.
   const std::optional<nlohmann::json> old_model = bagel_model_json(dir_);
   if (!old_model) refuse_foreign_model_files(dir_);
+  // A file asked for but never made (a hashing vectorizer's vocabulary.txt)
+  // is no file of the new model: renaming its temporary in would fail.
+  std::erase_if(files_, [](const auto& file) { return !entry_exists(file.second->temp()); });
   std::sort(files_.begin(), files_.end(),
             [](const auto& a, const auto& b) { return file_rank(a.first) < file_rank(b.first); });
   if (old_model) {

@@ -51,6 +51,11 @@ class TrainingCase(FolderCase):
         cls.text_config.write_text(json.dumps({
             "train": {"text": str(cls.data / "docs.txt"), "labels": str(cls.data / "docs.labels")},
             "optimizer": {"epochs": 1}}))
+        # A text model whose vectorizer keeps no terms: it writes no vocabulary.txt.
+        cls.hashing_config = cls.data / "hashing.json"
+        cls.hashing_config.write_text(json.dumps({
+            **json.loads(cls.text_config.read_text()),
+            "vectorizer": {"kind": "hashing", "n_features": 64}}))
 
     def train(self, output, *extra, cwd=None):
         return run_bagel("train", "--config", self.config, "-o", output, "--quiet", *extra,
@@ -157,6 +162,22 @@ class OutputFolders(TrainingCase):
         inspect = run_bagel("inspect", "-m", here)
         self.assertEqual(inspect.returncode, 0, inspect.stderr)
         self.assertIn("no vocabulary (features by column index)", inspect.stdout)
+
+    def test_a_hashing_text_model_is_written_file_by_file(self):
+        # Its vocabulary.txt was asked for but never made: the commit failed
+        # on the missing temporary, after renaming the arrays in, and the
+        # folder (arrays, no model.json) was then refused as the user's.
+        here = self.dir / "here"
+        here.mkdir()
+        for config in (self.hashing_config, self.text_config, self.hashing_config):
+            with self.subTest(config=config.name):
+                proc = run_bagel("train", "--config", config, "-o", ".", "--quiet", cwd=here)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                files = sorted(p.name for p in here.iterdir())
+                self.assertEqual(files, sorted(MODEL_FILES + ["vocabulary.txt"])
+                                 if config == self.text_config else MODEL_FILES)
+                self.assertEqual(run_bagel("predict", "-m", here, "-i", self.data / "docs.txt",
+                                           "-q").returncode, 0)
 
     def test_a_vocabulary_beside_a_features_model_is_the_users_and_stays(self):
         # Not the old model's own (its model.json has no vectorizer): bagel
