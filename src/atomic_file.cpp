@@ -7,11 +7,14 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <fstream>
 #include <random>
 #include <system_error>
+#include <vector>
 
 #include "bagel/error.h"
 
@@ -39,12 +42,69 @@ fs::path through_links(fs::path path) {
   return path;
 }
 
+// The descriptor `path` names by one of the kernel's names for this
+// process's own (/dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N,
+// /proc/self/fd/N, /proc/PID/fd/N), or -1.
+int descriptor_name(const fs::path& path) {
+  std::error_code ec;
+  const std::string name = fs::absolute(path, ec).lexically_normal().string();
+  if (name == "/dev/stdin") return 0;
+  if (name == "/dev/stdout") return 1;
+  if (name == "/dev/stderr") return 2;
+  for (const std::string& folder : {std::string("/dev/fd/"), std::string("/proc/self/fd/"),
+                                    std::string("/proc/thread-self/fd/"),
+                                    "/proc/" + std::to_string(::getpid()) + "/fd/"}) {
+    if (!name.starts_with(folder) || name.size() == folder.size()) continue;
+    const char* digits = name.c_str() + folder.size();
+    char* end = nullptr;
+    errno = 0;
+    const long fd = std::strtol(digits, &end, 10);
+    if (*end == '\0' && std::isdigit(static_cast<unsigned char>(*digits)) && errno == 0 && fd <= INT_MAX)
+      return static_cast<int>(fd);
+  }
+  return -1;
+}
+
+// The descriptor `path` names, itself or through the user's links to one
+// of those names (out.txt -> /dev/stdout), or -1. Read by name, before the
+// kernel follows /proc/self/fd/1 to the file it has open.
+int own_descriptor(fs::path path) {
+  std::error_code ec;
+  for (int hop = 0; hop < 40; ++hop) {
+    const int fd = descriptor_name(path);
+    if (fd >= 0) return fd;
+    if (!fs::is_symlink(fs::symlink_status(path, ec))) break;
+    const fs::path to = fs::read_symlink(path, ec);
+    if (ec) break;
+    path = (to.is_absolute() ? to : path.parent_path() / to).lexically_normal();
+  }
+  return -1;
+}
+
+// A descriptor whose writes go at an offset of a file (or a socket, which
+// cannot be reopened by its name): only the descriptor itself writes it
+// right. A pipe or a terminal reopened by its name is the same stream.
+bool written_through_descriptor(int fd) {
+  struct stat st {};
+  return ::fstat(fd, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISCHR(st.st_mode);
+}
+
 }  // namespace
 
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
   if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
   std::error_code ec;
+  if (const int fd = own_descriptor(target_); fd >= 0 && written_through_descriptor(fd)) {
+    const fs::path folder = fs::temp_directory_path(ec);
+    if (ec) throw FileError(target_.string(), "needs a temporary file in $TMPDIR: " + ec.message());
+    std::random_device rd;
+    descriptor_ = fd;
+    temp_ = folder / ("bagel-fd" + std::to_string(fd) + ".tmp-" + std::to_string(::getpid()) + "-" +
+                      std::to_string(rd() % 1000000));
+    registration_ = std::make_unique<TempRegistration>(temp_);
+    return;
+  }
   // What the path leads to, asked of the kernel before the links are read
   // here: /dev/stdout leads through /proc/self/fd/1, a link whose text
   // ("pipe:[123]", "socket:[45]") names no path, to the pipe itself.
@@ -80,6 +140,14 @@ void AtomicPath::commit() {
     committed_ = true;
     return;
   }
+  if (descriptor_ >= 0) {
+    copy_into_descriptor();
+    committed_ = true;
+    std::error_code ec;
+    fs::remove(temp_, ec);
+    registration_.reset();
+    return;
+  }
   keep_target_mode();
   sync_temp();
   std::error_code ec;
@@ -90,6 +158,30 @@ void AtomicPath::commit() {
   committed_ = true;
   registration_.reset();
   sync_path(parent_folder(target_));
+}
+
+void AtomicPath::copy_into_descriptor() const {
+  const int in = ::open(temp_.c_str(), O_RDONLY | O_CLOEXEC);
+  if (in < 0) throw FileError(temp_.string(), std::string("cannot open: ") + std::strerror(errno));
+  // A stop waits for the copy: the descriptor gets the whole output or none.
+  const DeferSignals whole;
+  std::vector<char> buffer(std::size_t{1} << 20);
+  std::string failure;
+  while (failure.empty()) {
+    const ssize_t n = ::read(in, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) failure = "cannot read back the temporary " + temp_.string() + ": " + std::strerror(errno);
+    if (n <= 0) break;
+    for (ssize_t done = 0; done < n && failure.empty();) {
+      errno = 0;  // a write of 0 bytes sets none
+      const ssize_t w = ::write(descriptor_, buffer.data() + done, static_cast<std::size_t>(n - done));
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) failure = write_failed_message();
+      if (w > 0) done += w;
+    }
+  }
+  ::close(in);
+  if (!failure.empty()) throw FileError(target_.string(), failure);
 }
 
 void AtomicPath::keep_target_mode() const {
@@ -170,6 +262,16 @@ long temp_owner(const std::string& name, const std::string& prefix) {
 }
 
 void check_can_create(const fs::path& target) {
+  if (const int fd = own_descriptor(target); fd >= 0) {
+    // Written through the descriptor (AtomicPath), not by creating a file.
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags < 0)
+      throw FileError(target.string(), "names descriptor " + std::to_string(fd) + ", which is not open");
+    if ((flags & O_ACCMODE) == O_RDONLY)
+      throw FileError(target.string(), "names descriptor " + std::to_string(fd) +
+                                           ", which is open for reading only");
+    return;
+  }
   std::error_code status_ec;
   const fs::file_status st = fs::status(target, status_ec);
   if (!status_ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {

@@ -20,6 +20,12 @@ namespace bagel {
 // pipe) is written directly: rename would replace the device itself. A
 // target that is a symbolic link is written through: the file it points to
 // is replaced and the link kept. A file replaced keeps its permissions.
+// A target that names one of the process's own open descriptors
+// (/dev/stdout, /dev/stderr, /dev/fd/N, /proc/self/fd/N) leading to a file
+// (the shell's `>> log` or `{ ...; } > out`) is written through that
+// descriptor: temp() is a file under $TMPDIR, copied into the descriptor at
+// commit, at its offset and with its O_APPEND. Renaming over the file, or
+// reopening it (at offset 0, or truncated), would lose what the shell wrote.
 class AtomicPath {
  public:
   explicit AtomicPath(std::filesystem::path target);
@@ -46,6 +52,7 @@ class AtomicPath {
 
  private:
   void sync_temp() const;
+  void copy_into_descriptor() const;
   // An existing file's permission bits (and, as root, its owner) go to the
   // temporary that replaces it.
   void keep_target_mode() const;
@@ -54,6 +61,7 @@ class AtomicPath {
   std::filesystem::path temp_;
   bool committed_ = false;
   bool direct_ = false;
+  int descriptor_ = -1;  // the open descriptor target_ names, written at commit
   std::unique_ptr<TempRegistration> registration_;
 };
 
@@ -90,8 +98,10 @@ long temp_owner(const std::string& name, const std::string& prefix);
 
 // Throws FileError naming `target` when nothing could be created there: a
 // parent on the way is a file, or the nearest existing folder (the one its
-// missing parents would be created in) cannot be written. Cheap, so callers
-// check every output before hours of work rather than after.
+// missing parents would be created in) cannot be written; or, for a name of
+// one of the process's descriptors (/dev/stdout), when that is not open for
+// writing. Cheap, so callers check every output before hours of work rather
+// than after.
 void check_can_create(const std::filesystem::path& target);
 
 // What to say when a stream's write failed: "write failed: " and the

@@ -234,6 +234,76 @@ class Streams(unittest.TestCase):
         docs.unlink()
         self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["p.csv"])
 
+    def shell(self, script, *args):
+        """bash -c SCRIPT with $1 the bagel under test and $2... ARGS, its
+        temporaries under a folder of the case's own."""
+        tmp = self.case / "tmp"
+        tmp.mkdir(exist_ok=True)
+        proc = subprocess.run(["bash", "-c", script, "bash", BAGEL, *map(str, args)],
+                              capture_output=True, timeout=120, env={**os.environ, "TMPDIR": str(tmp)})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(list(tmp.iterdir()), [], "a temporary was left")
+        return proc
+
+    def test_predict_to_dev_stdout_on_a_file_writes_at_the_shells_offset(self):
+        # The shell's `>>` or `{ ...; } >` hands bagel a file already written
+        # to: following /proc/self/fd/1 to it and renaming a temporary over it
+        # lost the lines before and after.
+        expected = self.predict_file(self.test_npz, "--proba")
+        log = self.case / "log.txt"
+        predict = '"$1" predict -q -m "$2" -i "$3" --proba'
+        for name, redirect in (("/dev/stdout", ">>"), ("/dev/fd/1", ">>"), ("/proc/self/fd/1", ">>"),
+                               ("/dev/stderr", "2>>"), ("/dev/fd/3", "3>>")):
+            with self.subTest(output=name):
+                log.write_bytes(b"old\n")
+                self.shell(f'{predict} -o {name} {redirect} "$4"', self.model, self.test_npz, log)
+                self.assertEqual(log.read_bytes(), b"old\n" + expected)
+        self.shell(f'{{ echo HEADER; {predict} -o /dev/stdout; echo FOOTER; }} > "$4"',
+                   self.model, self.test_npz, log)
+        self.assertEqual(log.read_bytes(), b"HEADER\n" + expected + b"FOOTER\n")
+
+    def test_metrics_to_dev_stdout_on_a_file_come_between_the_shells_lines(self):
+        log = self.case / "log.txt"
+        self.shell('{ echo HEADER; "$1" predict -q -m "$2" -i "$3" -l "$4" -o "$5" '
+                   '--metrics /dev/stdout; echo FOOTER; } > "$6"',
+                   self.model, self.test_npz, self.test_labels, self.case / "p.csv", log)
+        written = log.read_text()
+        self.assertTrue(written.startswith("HEADER\n") and written.endswith("}\nFOOTER\n"), written)
+        self.assertEqual(json.loads(written[len("HEADER\n"):-len("FOOTER\n")])["rows"], 100)
+
+    def test_convert_to_dev_stdout_on_a_file_appends(self):
+        converted = run_bagel("convert", self.test_npz, "/dev/stdout", "--labels", self.test_labels)
+        self.assertEqual(converted.returncode, 0, converted.stderr)
+        log = self.case / "log.txt"
+        log.write_bytes(b"old\n")
+        self.shell('"$1" convert "$2" /dev/stdout --labels "$3" >> "$4"',
+                   self.test_npz, self.test_labels, log)
+        self.assertEqual(log.read_bytes(), b"old\n" + converted.stdout)
+
+    def test_vectorize_to_dev_stdout_on_a_file_appends(self):
+        # An .npz is made with seeks, in a temporary file, then copied in.
+        log = self.case / "log.txt"
+        docs = self.case / "docs.txt"
+        docs.write_text("the cat sat\na dog barks\n")
+        for extra in ("", "--compressed"):
+            with self.subTest(vectorize=extra):
+                log.write_bytes(b"old\n")
+                self.shell(f'{{ echo HEADER; "$1" vectorize -q -i "$2" -o /dev/stdout {extra}; }} >> "$3"',
+                           docs, log)
+                written = log.read_bytes()
+                self.assertTrue(written.startswith(b"old\nHEADER\n"), written[:20])
+                self.assertEqual(sp.load_npz(io.BytesIO(written[len(b"old\nHEADER\n"):])).shape, (2, 5))
+
+    def test_a_file_named_as_itself_is_still_replaced_whole(self):
+        # Only the process's own descriptors are written through: a path to
+        # the same file as standard output gets a new file renamed into place.
+        out = self.case / "p.csv"
+        out.write_text("old\n")
+        before = out.stat().st_ino
+        self.shell('"$1" predict -q -m "$2" -i "$3" -o "$4" >> "$4"', self.model, self.test_npz, out)
+        self.assertNotEqual(out.stat().st_ino, before)
+        self.assertEqual(out.read_bytes(), self.predict_file(self.test_npz))
+
     def test_an_empty_stream_is_an_error_naming_it_and_writes_nothing(self):
         out = self.case / "p.txt"
         for args in (("-i", "-"), ("-i", "-", "--zero-based", "true"), ("-i", "/dev/stdin")):
