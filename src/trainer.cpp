@@ -309,6 +309,7 @@ nlohmann::json calibration_to_json(const RateCalibration& c) {
                                                : nlohmann::json(nullptr)}});
   return {{"rate", c.rate}, {"sample_rows", c.sample_rows}, {"folds", c.folds},
           {"mean_squared_norm", c.mean_squared_norm}, {"bias_rate", c.bias_rate},
+          {"prior_log_loss", c.prior_log_loss}, {"no_signal", c.no_signal},
           {"seconds", c.seconds}, {"trials", trials}};
 }
 
@@ -428,11 +429,13 @@ std::string diverged_text(const Diverged& d, const OptimizerConfig& c) {
 // run, with the values "auto" resolved to.
 std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
                       const std::optional<RateCalibration>& calibration, const TrainPlan& plan) {
-  char cal[160] = "";
+  char cal[240] = "";
   if (calibration)
-    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs)",
+    std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs%s)",
                   calibration->trials.size(), static_cast<long long>(calibration->sample_rows),
-                  calibration->seconds);
+                  calibration->seconds,
+                  calibration->no_signal ? "; none beat the class shares held out, so 2^2 / mean |x|^2"
+                                         : "");
   char bias[120] = "";
   if (!asked.bias_rate_auto || c.bias_rate != 1)
     std::snprintf(bias, sizeof bias, ", bias_rate %s", rate_text(c.bias_rate).c_str());

@@ -2,6 +2,8 @@
 // train_model (trainer.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <limits>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -129,6 +131,27 @@ TEST(RateCalibration, PicksTheRateOfTheBestHeldOutLossAndTriedBothNeighbours) {
     if (std::abs(octaves - 1) < 1e-9) ++neighbours;
   }
   EXPECT_EQ(neighbours, 2) << "the rates at half and twice the chosen one must have been tried";
+}
+
+TEST(RateCalibration, WithoutASignalOnTheHoldoutTheSearchStartIsTaken) {
+  // Labels shuffled away from the rows: no rate can beat the class shares
+  // held out, and the lowest loss would go to the rate that learns least.
+  Dataset noise = counts(10, 600, 3);
+  std::mt19937_64 rng(5);
+  std::shuffle(noise.y.begin(), noise.y.end(), rng);
+  const RateCalibration none = calibrate_learning_rate(noise, 10, Head::kOneVsRest, defaults());
+  EXPECT_TRUE(none.no_signal);
+  EXPECT_DOUBLE_EQ(none.rate, 4.0 / none.mean_squared_norm);
+  EXPECT_GT(none.prior_log_loss, 2.0);  // ten classes: about log 10
+  for (const RateTrial& t : none.trials) EXPECT_GE(t.holdout_log_loss, 0.95 * none.prior_log_loss);
+  // The same rows with their own labels: the best rate clearly beats them.
+  const Dataset signal = counts(10, 600, 3);
+  const RateCalibration some = calibrate_learning_rate(signal, 10, Head::kOneVsRest, defaults());
+  EXPECT_FALSE(some.no_signal);
+  double best = std::numeric_limits<double>::infinity();
+  for (const RateTrial& t : some.trials) best = std::min(best, t.holdout_log_loss);
+  EXPECT_LT(best, 0.95 * some.prior_log_loss);
+  EXPECT_NEAR(some.prior_log_loss, none.prior_log_loss, 0.05) << "the same class counts";
 }
 
 TEST(RateCalibration, SameSeedSameRateAndOtherSeedsStillClose) {

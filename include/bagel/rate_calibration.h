@@ -60,6 +60,10 @@ struct RateCalibration {
   double mean_squared_norm = 0;
   double bias_rate = 1;         // the biases' rate over it (below; or optimizer.bias_rate)
   double seconds = 0;
+  // The held-out loss of the training part's class shares alone; where no
+  // candidate's loss was 5% below it, the rate is 2^2 / mean |x|^2 (no_signal).
+  double prior_log_loss = 0;
+  bool no_signal = false;
 };
 
 // Searches eta0 = 2^k / mean(|x|^2) over a range of k (coarse to fine: the
@@ -69,8 +73,9 @@ struct RateCalibration {
 // batch size and epochs of `c`, at most 10 epochs, one thread each, several candidates in
 // parallel) and scoring log loss on the other 20%; a sample of fewer than
 // 200 rows is judged by 5-fold cross-validation instead (the mean loss of
-// the five fifths). Returns the rate with the
-// lowest held-out loss. `classes` is the number of classes of `train.y`, `head`
+// the five fifths). Returns the rate with the lowest held-out loss, or,
+// where none is 5% below the held-out loss of the class shares alone (no
+// signal), 2^2 / mean |x|^2. `classes` is the number of classes of `train.y`, `head`
 // the model's (loss.h).
 RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head head,
                                         const OptimizerConfig& c,
