@@ -184,13 +184,15 @@ void AtomicPath::copy_into_descriptor() const {
   if (!failure.empty()) throw FileError(target_.string(), failure);
 }
 
-void AtomicPath::keep_target_mode() const {
-  struct stat target_stat {};
-  if (::stat(target_.c_str(), &target_stat) != 0 || !S_ISREG(target_stat.st_mode)) return;
+void AtomicPath::keep_target_mode() const { keep_mode_of(target_, temp_); }
+
+void keep_mode_of(const fs::path& old_file, const fs::path& new_file) {
+  struct stat old_stat {};
+  if (::stat(old_file.c_str(), &old_stat) != 0 || !S_ISREG(old_stat.st_mode)) return;
   // Best effort: a file the user made group-readable, or private, stays so.
   // The owner changes only where the process may give the file away (root).
-  ::chmod(temp_.c_str(), target_stat.st_mode & 07777);
-  if (::geteuid() == 0) static_cast<void>(::chown(temp_.c_str(), target_stat.st_uid, target_stat.st_gid));
+  ::chmod(new_file.c_str(), old_stat.st_mode & 07777);
+  if (::geteuid() == 0) static_cast<void>(::chown(new_file.c_str(), old_stat.st_uid, old_stat.st_gid));
 }
 
 void AtomicPath::sync_temp() const {

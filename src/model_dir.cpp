@@ -258,6 +258,10 @@ void ModelDirWriter::commit() {
     return;
   }
   // Training takes a while: look again at what is there now.
+  if (new_folder_ && holds_only_model_files(dir_)) {
+    // Each new file keeps the mode of the one it replaces, as file by file.
+    for (const char* name : kModelFiles) keep_mode_of(dir_ / name, new_folder_->temp() / name);
+  }
   if (new_folder_ && holds_only_model_files(dir_) && new_folder_->commit_by_exchange()) {
     // A file the user saved into the folder in the instant before the swap
     // is now in the old folder, which is about to be removed: move it back.
@@ -300,6 +304,9 @@ void ModelDirWriter::commit_files() {
   std::sort(files_.begin(), files_.end(),
             [](const auto& a, const auto& b) { return file_rank(a.first) < file_rank(b.first); });
   if (old_model) {
+    // Removed below, model.json would otherwise not pass its mode on.
+    for (auto& [name, file] : files_)
+      if (name == "model.json") keep_mode_of(dir_ / name, file->temp());
     // From here until the new model.json is in place the folder holds no
     // model.json, never one over arrays it does not describe.
     std::error_code ec;

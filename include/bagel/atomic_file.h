@@ -83,6 +83,10 @@ class AtomicOutputs {
   std::vector<std::unique_ptr<AtomicPath>> files_;
 };
 
+// Gives `new_file` the permission bits (and, as root, the owner) of
+// `old_file`, the regular file it is to replace; nothing where there is none.
+void keep_mode_of(const std::filesystem::path& old_file, const std::filesystem::path& new_file);
+
 // Flushes a file's or a folder's contents to the disk (fsync). A renamed
 // or created entry is durable only once its folder is flushed too.
 void sync_path(const std::filesystem::path& path);

@@ -317,6 +317,31 @@ class UnswappableFolders(TrainingCase):
         self.assertEqual(sorted(p.name for p in parent.iterdir()), ["model"])
 
 
+class FileModes(TrainingCase):
+    """A retrained model's files keep the modes of the files they replace
+    (README §5), whichever way the folder is refilled."""
+
+    def check_modes_kept(self, model, *extra):
+        self.assertEqual(run_bagel("train", "--config", self.config, "-o", model, "-q",
+                                   *extra).returncode, 0)
+        for name in MODEL_FILES:
+            os.chmod(model / name, 0o600)
+        proc = run_bagel("train", "--config", self.config, "-o", model, "-q",
+                         "--set", "optimizer.epochs=2", *extra)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual({name: oct(os.stat(model / name).st_mode & 0o777) for name in MODEL_FILES},
+                         {name: oct(0o600) for name in MODEL_FILES})
+
+    def test_a_folder_swapped_whole(self):
+        self.check_modes_kept(self.dir / "model")
+
+    def test_a_folder_refilled_file_by_file(self):
+        model = self.dir / "mine"
+        model.mkdir()
+        (model / "notes.md").write_text("mine\n")
+        self.check_modes_kept(model, "--force")
+
+
 class UnderStrace(unittest.TestCase):
     """Runs bagel under strace, which delivers a signal as the Nth call of a
     kind starts: the moments a test could not hit by timing."""
