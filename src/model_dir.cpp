@@ -73,16 +73,24 @@ std::size_t file_rank(const std::string& name) {
 
 // Nothing in `dir` but model files and bagel's temporaries of them: the
 // whole folder may be swapped for a new one without moving a user's file.
-bool holds_only_model_files(const fs::path& dir) {
+bool holds_only_model_files(const fs::path& dir, bool vocabulary_is_ours) {
   std::error_code ec;
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     const bool ours = std::any_of(std::begin(kModelFiles), std::end(kModelFiles), [&](const char* f) {
-      return name == f || temp_owner(name, f) != 0;
+      return (name == f && (vocabulary_is_ours || name != "vocabulary.txt")) || temp_owner(name, f) != 0;
     });
     if (!ours) return false;
   }
   return !ec;
+}
+
+// The same for the model in `dir`: a vocabulary.txt beside a model of
+// features (one the user put there for inspect) is the user's file, and a
+// folder holding one is refilled file by file, never swapped away whole.
+bool holds_only_its_model_files(const fs::path& dir) {
+  const std::optional<nlohmann::json> model = bagel_model_json(dir);
+  return holds_only_model_files(dir, model && has_own_vocabulary(*model));
 }
 
 // This process's working folder is `dir`: swapping it would leave the
@@ -163,7 +171,7 @@ void remove_dead_temporaries(const fs::path& dir) {
     const long folder_owner = temp_owner(entry_name, name);
     const long claim_owner = temp_owner(entry_name, name + ".bagel-lock");
     if (folder_owner != 0 && process_gone(folder_owner) && entry.is_directory(ec) &&
-        holds_only_model_files(entry.path())) {
+        holds_only_model_files(entry.path(), true)) {
       fs::remove_all(entry.path(), ec);
     } else if (claim_owner != 0 && process_gone(claim_owner) && entry.is_regular_file(ec)) {
       fs::remove(entry.path(), ec);
@@ -224,7 +232,7 @@ ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
   // A mount point cannot be swapped: it is filled file by file too.
   const bool whole_folder =
       state == ModelDirState::kMissing ||
-      (state == ModelDirState::kModel && holds_only_model_files(dir_) && !is_current_folder(dir_) &&
+      (state == ModelDirState::kModel && holds_only_its_model_files(dir_) && !is_current_folder(dir_) &&
        !is_mount_point(dir_));
   if (!whole_folder) return;  // the user's files stay where they are: file by file
   replacing_folder_ = state != ModelDirState::kMissing;
@@ -258,11 +266,12 @@ void ModelDirWriter::commit() {
     return;
   }
   // Training takes a while: look again at what is there now.
-  if (new_folder_ && holds_only_model_files(dir_)) {
+  const bool swappable = new_folder_ && holds_only_its_model_files(dir_);
+  if (swappable) {
     // Each new file keeps the mode of the one it replaces, as file by file.
     for (const char* name : kModelFiles) keep_mode_of(dir_ / name, new_folder_->temp() / name);
   }
-  if (new_folder_ && holds_only_model_files(dir_) && new_folder_->commit_by_exchange()) {
+  if (swappable && new_folder_->commit_by_exchange()) {
     // A file the user saved into the folder in the instant before the swap
     // is now in the old folder, which is about to be removed: move it back.
     std::error_code ec;

@@ -191,6 +191,18 @@ class OutputFolders(TrainingCase):
         self.assertEqual((here / "vocabulary.txt").read_text(),
                          "\n".join(f"f{i}" for i in range(30)) + "\n")
 
+    def test_a_vocabulary_beside_a_features_model_stays_when_the_folder_could_be_swapped(self):
+        # A folder of nothing but the model and the user's vocabulary (README
+        # §6 has inspect read it from there): not swapped away whole.
+        model = self.dir / "model"
+        self.assertEqual(self.train(model).returncode, 0)
+        words = "\n".join(f"f{i}" for i in range(30)) + "\n"
+        (model / "vocabulary.txt").write_text(words)
+        proc = self.train(model, "--set", "optimizer.epochs=2")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual((model / "vocabulary.txt").read_text(), words)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["model"])
+
     def test_dot_in_a_folder_of_other_files_gets_the_clear_error(self):
         folder = self.user_folder()
         before = snapshot(folder)
