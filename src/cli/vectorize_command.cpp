@@ -164,9 +164,11 @@ void print_summary(const TextCorpus& corpus, const TextMatrix& x, VectorizerKind
       corpus.size() == count.documents
           ? ""
           : ", " + std::to_string(corpus.size()) + " rows (one per label of a line)";
-  std::fprintf(stderr, "vectorize: %zu documents%s, %d %s, %lld non-zeros, %.2f s (%.1f MB/s, %.0f documents/s)\n",
-               count.documents, rows.c_str(), static_cast<int>(x.cols),
-               kind == VectorizerKind::hashing ? "columns" : "terms", static_cast<long long>(x.nonZeros()),
+  const auto plural = [](long long n) { return n == 1 ? "" : "s"; };
+  std::fprintf(stderr, "vectorize: %zu document%s%s, %d %s%s, %lld non-zero%s, %.2f s (%.1f MB/s, %.0f documents/s)\n",
+               count.documents, plural(static_cast<long long>(count.documents)), rows.c_str(),
+               static_cast<int>(x.cols), kind == VectorizerKind::hashing ? "column" : "term",
+               plural(x.cols), static_cast<long long>(x.nonZeros()), plural(x.nonZeros()),
                seconds, static_cast<double>(count.bytes) / 1e6 / seconds,
                static_cast<double>(count.documents) / seconds);
 }

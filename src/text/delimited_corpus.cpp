@@ -141,7 +141,8 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
   if (parser.open_quote())
     throw FileError(corpus.source,
                     "a quoted field in the row that starts here never closes: the rest of the file "
-                    "would be its text (close the quote, or read with quoting \"none\")" +
+                    "would be its text (close the quote; in a config, \"quoting\": \"none\" reads quotes "
+                    "as text)" +
                         detected_why(input, delimiter),
                     parser.record_line());
   parser.finish();

@@ -267,6 +267,17 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertIn(expected, proc.stderr)
                 self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
 
+    def test_the_summary_counts_one_in_the_singular(self):
+        path = self.folder / "one.txt"
+        path.write_text("hello world\n")
+        proc = run_bagel("vectorize", "-i", path, "-o", self.folder / "one.npz")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertRegex(proc.stderr, r"^vectorize: 1 document, 2 terms, 2 non-zeros, ")
+        path.write_text("hello\n")
+        proc = run_bagel("vectorize", "-i", path, "-o", self.folder / "one.npz",
+                         "--set", "token_pattern=\\w+")
+        self.assertRegex(proc.stderr, r"^vectorize: 1 document, 1 term, 1 non-zero, ")
+
     def test_a_byte_order_mark_does_not_hide_the_fasttext_labels(self):
         lines = "__label__a hello world\n__label__b foo bar\n"
         vocabularies = []
