@@ -173,6 +173,21 @@ void print_summary(const TextCorpus& corpus, const TextMatrix& x, VectorizerKind
                static_cast<double>(count.documents) / seconds);
 }
 
+// --vectorizer's folder: one written by --vectorizer-out, or a text model's,
+// which keeps the same settings in its model.json.
+Vectorizer load_fitted(const std::string& folder) {
+  const std::filesystem::path dir(folder);
+  std::error_code ec;
+  if (std::filesystem::exists(dir / "vectorizer.json", ec) || !std::filesystem::exists(dir / "model.json", ec))
+    return Vectorizer::load(read_json_file((dir / "vectorizer.json").string(), "vectorizer"), folder);
+  const nlohmann::json model = read_json_file((dir / "model.json").string(), "model.json");
+  if (!model.is_object() || !model.contains("vectorizer"))
+    throw UsageError("--vectorizer " + folder, "holds a model trained on features, which has no "
+                                               "vectorizer; give a text model's folder or one "
+                                               "written by --vectorizer-out");
+  return Vectorizer::load(model["vectorizer"], folder);
+}
+
 // Everything vectorize writes besides the matrix, to `outputs`' temporaries.
 void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vectorizer& fitted,
                   AtomicOutputs& outputs) {
@@ -239,7 +254,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
       ->check(input_path());
   cmd->add_option("--set", o.overrides, "Set one option: KEY=VALUE (JSON value, or a bare string)");
   cmd->add_option("--vectorizer", o.vectorizer,
-                  "Apply a fitted vectorizer (a folder written by --vectorizer-out) instead of fitting one")
+                  "Apply a fitted vectorizer (a folder written by --vectorizer-out, or a text model's folder) instead of fitting one")
       ->check(existing_folder());
   cmd->add_option("--output,-o", o.output, "The CSR .npz (scipy.sparse.load_npz reads it)")
       ->required()
@@ -290,8 +305,7 @@ int run_vectorize(const VectorizeOptions& o) {
   std::optional<Vectorizer> fitted;
   VectorizerOptions options;
   if (!o.vectorizer.empty()) {
-    const std::string settings_path = (std::filesystem::path(o.vectorizer) / "vectorizer.json").string();
-    fitted = Vectorizer::load(read_json_file(settings_path, "vectorizer"), o.vectorizer);
+    fitted = load_fitted(o.vectorizer);
   } else {
     options = parse_options(o, settings_from(o));
   }

@@ -267,6 +267,35 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertIn(expected, proc.stderr)
                 self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
 
+    def test_a_text_models_folder_is_a_fitted_vectorizer(self):
+        docs, labels = self.folder / "tm.txt", self.folder / "tm.labels"
+        docs.write_text("red apple\ngreen pie\nred pie\ngreen apple\n")
+        labels.write_text("a\nb\na\nb\n")
+        config = self.folder / "tm.json"
+        config.write_text(json.dumps({"train": {"text": str(docs), "labels": str(labels)},
+                                      "optimizer": {"epochs": 1}, "output": str(self.folder / "tm")}))
+        self.assertEqual(run_bagel("train", "-c", config, "-q").returncode, 0)
+        proc = run_bagel("vectorize", "-q", "-i", docs, "-o", self.folder / "fit.npz",
+                         "--vectorizer-out", self.folder / "fitted")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        outputs = []
+        for folder in ("fitted", "tm"):
+            out = self.folder / f"from-{folder}.npz"
+            proc = run_bagel("vectorize", "-q", "-i", docs, "-o", out, "--vectorizer", self.folder / folder)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            outputs.append(out.read_bytes())
+        self.assertEqual(outputs[0], outputs[1])
+        # A model of features has none: said, with what to give instead.
+        svm = self.folder / "f.svm"
+        svm.write_text("1 0:1\n0 1:1\n")
+        config.write_text(json.dumps({"train": {"features": str(svm)}, "optimizer": {"epochs": 1},
+                                      "output": str(self.folder / "fm")}))
+        self.assertEqual(run_bagel("train", "-c", config, "-q").returncode, 0)
+        proc = run_bagel("vectorize", "-q", "-i", docs, "-o", self.folder / "x.npz",
+                         "--vectorizer", self.folder / "fm")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("holds a model trained on features, which has no vectorizer", proc.stderr)
+
     def test_the_summary_counts_one_in_the_singular(self):
         path = self.folder / "one.txt"
         path.write_text("hello world\n")
