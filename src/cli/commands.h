@@ -111,6 +111,7 @@ struct VectorizeOptions {
   int tsv_label_column = 0;
   int tsv_text_column = 1;
   bool tsv_header = false;
+  std::vector<std::string> table_options;  // the --tsv-* options given, to refuse them for other formats
   std::string decode_error = "strict";
   std::string unlabeled = "error";
   std::string config;

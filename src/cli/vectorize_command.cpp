@@ -235,11 +235,19 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
                   "TSV when it has a tab, CSV when the name ends in .csv (with a note), else lines)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
+  const auto given = [&o](const std::string& name) {
+    return [&o, name](const std::string&) { o.table_options.push_back(name); };
+  };
   cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based; -1: no label column)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each(given("--tsv-label-column"));
   cmd->add_option("--tsv-text-column", o.tsv_text_column, "tsv: the document's column (0-based)")
-      ->capture_default_str();
-  cmd->add_flag("--tsv-header", o.tsv_header, "tsv: the first line names the columns");
+      ->capture_default_str()
+      ->each(given("--tsv-text-column"));
+  cmd->add_flag_callback("--tsv-header", [&o] {
+    o.tsv_header = true;
+    o.table_options.push_back("--tsv-header");
+  }, "tsv: the first line names the columns");
   cmd->add_option("--decode-error", o.decode_error, "Bytes that are not UTF-8: strict, ignore, replace")
       ->check(CLI::IsMember({"strict", "ignore", "replace"}))
       ->capture_default_str();
@@ -328,6 +336,11 @@ int run_vectorize(const VectorizeOptions& o) {
   if (!asked && input.format == TextFormat::csv && !o.quiet)
     std::fprintf(stderr, "%s\n",
                  csv_by_name_note(o.input, "--format lines reads each line whole as one document").c_str());
+  // Read only from a table: an error, not silently nothing, for the others.
+  if (!o.table_options.empty() && input.format != TextFormat::tsv && input.format != TextFormat::csv)
+    throw UsageError(o.table_options.front(),
+                     "applies to tsv and csv input; " + o.input + " is read as " + to_string(input.format) +
+                         (asked ? "" : " (detected: --format tsv or csv reads it as a table)"));
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;

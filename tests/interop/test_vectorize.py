@@ -296,6 +296,19 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("holds a model trained on features, which has no vectorizer", proc.stderr)
 
+    def test_table_options_for_another_format_are_refused_not_ignored(self):
+        ft = self.folder / "labelled.ft"
+        ft.write_text("__label__a hello world\n__label__b bye world\n")
+        proc = run_bagel("vectorize", "-i", ft, "-o", self.folder / "t.npz", "--tsv-label-column", 1)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--tsv-label-column: applies to tsv and csv input; " + str(ft) +
+                      " is read as fasttext (detected", proc.stderr)
+        proc = run_bagel("vectorize", "-i", ft, "-o", self.folder / "t.npz", "--format", "lines",
+                         "--tsv-header")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--tsv-header: applies to tsv and csv input", proc.stderr)
+        self.assertFalse((self.folder / "t.npz").exists())
+
     def test_the_summary_counts_one_in_the_singular(self):
         path = self.folder / "one.txt"
         path.write_text("hello world\n")
