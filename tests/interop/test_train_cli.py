@@ -129,6 +129,20 @@ class TrainCommandLine(FolderCase):
         self.assertNotEqual(proc.returncode, 0)
         self.assertIn("--help", proc.stdout + proc.stderr)
 
+    def test_the_shipped_configs_train(self):
+        # defaults.json names only data and output: every optimizer key at
+        # its default, which the plan line shows as resolved ("auto").
+        for name in ("defaults.json", "example.json"):
+            with self.subTest(name):
+                proc = run_bagel("train", "--config", REPO / "configs" / name, "-o", self.dir / name)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                meta = json.loads((self.dir / name / "model.json").read_text())
+                self.assertEqual(meta["config"]["train"]["features"],
+                                 str(REPO / "data" / "fortunes-multi" / "train.npz"))
+                if name == "defaults.json":
+                    self.assertIn("(auto)", proc.stderr)
+                    self.assertIn("rate_calibration", meta["training"])
+
     def test_a_mistyped_option_is_named_before_a_missing_required_one(self):
         for args, expected in [
             (("train", "--bogus"), "train: unknown option '--bogus'"),
