@@ -312,6 +312,17 @@ void ModelDirWriter::commit_files() {
   std::erase_if(files_, [](const auto& file) { return !entry_exists(file.second->temp()); });
   std::sort(files_.begin(), files_.end(),
             [](const auto& a, const auto& b) { return file_rank(a.first) < file_rank(b.first); });
+  const bool new_vocabulary = std::any_of(files_.begin(), files_.end(), [](const auto& file) {
+    return file.first == "vocabulary.txt";
+  });
+  // Beside a features model a vocabulary.txt is the user's (inspect reads
+  // it there): a text model saved over that model must not overwrite it.
+  if (old_model && !has_own_vocabulary(*old_model) && new_vocabulary &&
+      entry_exists(dir_ / "vocabulary.txt"))
+    throw FileError((dir_ / "vocabulary.txt").string(),
+                    "is not the model's (the model in " + dir_.string() + " was trained on "
+                    "features), and bagel does not overwrite a file it did not write; move it "
+                    "away to save a text model here");
   if (old_model) {
     // Removed below, model.json would otherwise not pass its mode on.
     for (auto& [name, file] : files_)
@@ -321,9 +332,6 @@ void ModelDirWriter::commit_files() {
     std::error_code ec;
     fs::remove(dir_ / "model.json", ec);
     if (ec) throw FileError((dir_ / "model.json").string(), "cannot replace: " + ec.message());
-    const bool new_vocabulary = std::any_of(files_.begin(), files_.end(), [](const auto& file) {
-      return file.first == "vocabulary.txt";
-    });
     // A features model over a text model: the old words must not stay
     // beside the new model.json (inspect would name its features by them).
     if (has_own_vocabulary(*old_model) && !new_vocabulary) remove_old_file(dir_ / "vocabulary.txt");
