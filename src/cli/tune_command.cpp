@@ -6,6 +6,7 @@
 #include "bagel/config.h"
 #include "bagel/dataset.h"
 #include "bagel/error.h"
+#include "bagel/override_error.h"
 #include "bagel/json_parse.h"
 #include "bagel/progress.h"
 #include "bagel/train_plan.h"  // kMaxThreads
@@ -88,8 +89,10 @@ int run_tune(const TuneOptions& o) {
   check_output_file(out, "-o");
   const TrainConfig config = load_train_config(o.config, o.overrides);
   if (!config.init.empty())
-    throw UsageError("tune", "the config starts from a model (\"init\"), and the trials start "
-                             "from zeros: tune without \"init\", then add it to the config written");
+    rethrow_config_error(ConfigError("init", "the config starts from a model, and the trials start "
+                                             "from zeros: tune without \"init\", then add it to the "
+                                             "config written"),
+                         o.config, o.overrides);
   check_json_writable(config.resolved, o.config);  // the tuned config is written at the end
   check_distinct_paths({{"-o", out}}, config_inputs(config, o.config));
   Progress progress(Progress::detect(o.quiet), std::cerr);

@@ -327,6 +327,18 @@ class ErrorLines(unittest.TestCase):
         proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-l", empty)
         self.assert_error(proc, 1, f"{empty}: the labels file is empty")
 
+    def test_tune_names_where_init_came_from(self):
+        proc = run_bagel("tune", "--config", self.config, "--set", f"init={self.model}", "--budget", 1,
+                         "-o", self.dir / "t.json")
+        self.assert_error(proc, 2, f"--set init={self.model}: the config starts from a model")
+        cfg = json.loads(Path(self.config).read_text())
+        cfg["init"] = str(self.model)
+        with_init = self.dir / "with-init.json"
+        with_init.write_text(json.dumps(cfg))
+        proc = run_bagel("tune", "--config", with_init, "--budget", 1, "-o", self.dir / "t.json")
+        self.assert_error(proc, 1, f"{with_init}: init: the config starts from a model")
+        self.assertFalse((self.dir / "t.json").exists())
+
     def test_an_option_for_the_other_format_is_refused_not_ignored(self):
         npz, labels = self.dir / "train.npz", self.dir / "train.labels"
         for args, fragment in [
