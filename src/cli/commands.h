@@ -112,6 +112,7 @@ struct VectorizeOptions {
   int tsv_text_column = 1;
   bool tsv_header = false;
   std::vector<std::string> table_options;  // the --tsv-* options given, to refuse them for other formats
+  bool unlabeled_given = false;             // likewise --unlabeled, for formats other than fasttext
   std::string decode_error = "strict";
   std::string unlabeled = "error";
   std::string config;

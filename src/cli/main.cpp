@@ -69,9 +69,13 @@ std::optional<std::string> unknown_option(int argc, char** argv, const CLI::App*
     if (word == "--") break;
     if (word.size() < 2 || word[0] != '-' || (word[1] >= '0' && word[1] <= '9') || word[1] == '.')
       continue;  // a value: "-", a negative number
+    const bool joined_value = word.find('=') != std::string::npos;
     word = word.substr(0, word.find('='));
     if (word == "-h" || word == "--help" || word == "--version") continue;
-    if (command != nullptr && command->get_option_no_throw(word) != nullptr) continue;
+    if (const CLI::Option* option = command != nullptr ? command->get_option_no_throw(word) : nullptr) {
+      if (!joined_value && option->get_expected_min() > 0) ++i;  // its value ("-o -y"), no option
+      continue;
+    }
     if (command == nullptr || word.rfind("--", 0) == 0 || word.size() == 2) return word;
   }
   return std::nullopt;

@@ -255,7 +255,8 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
                   "fasttext: a line without a label: error, skip (dropped, as fastText does) or keep "
                   "(a file with a label on no line: documents without labels)")
       ->check(CLI::IsMember({"error", "skip", "keep"}))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([&o](const std::string&) { o.unlabeled_given = true; });
   cmd->add_option("--config,-c", o.config,
                   "JSON object of vectorizer options (scikit-learn's argument names; a bagel config's "
                   "\"vectorizer\" section is used when it has one)")
@@ -341,6 +342,10 @@ int run_vectorize(const VectorizeOptions& o) {
     throw UsageError(o.table_options.front(),
                      "applies to tsv and csv input; " + o.input + " is read as " + to_string(input.format) +
                          (asked ? "" : " (detected: --format tsv or csv reads it as a table)"));
+  if (o.unlabeled_given && input.format != TextFormat::fasttext)
+    throw UsageError("--unlabeled", "applies to fasttext input; " + o.input + " is read as " +
+                                        to_string(input.format) +
+                                        (asked ? "" : " (detected: --format fasttext reads it so)"));
   input.labels_path = o.labels;
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;

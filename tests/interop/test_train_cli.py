@@ -153,10 +153,14 @@ class TrainCommandLine(FolderCase):
                 proc = run_bagel(*args)
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertTrue(proc.stderr.startswith("bagel: error: " + expected), proc.stderr)
-        # Values that start with "-" are no options.
+        # Values that start with "-" are no options: a number, or an
+        # option's value ("-o -y" writes the file -y).
         proc = run_bagel("predict", "--threshold", "-0.5", "-i", "-")
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertNotIn("unknown option", proc.stderr)
+        proc = run_bagel("predict", "-i", self.data / "train.npz", "-o", "-y")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("predict: --model is required", proc.stderr)
 
     # -- config errors ---------------------------------------------------
 

@@ -307,6 +307,11 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                          "--tsv-header")
         self.assertEqual(proc.returncode, 2, proc.stderr)
         self.assertIn("--tsv-header: applies to tsv and csv input", proc.stderr)
+        proc = run_bagel("vectorize", "-i", ft, "-o", self.folder / "t.npz", "--format", "lines",
+                         "--unlabeled", "skip")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--unlabeled: applies to fasttext input; " + str(ft) + " is read as lines",
+                      proc.stderr)
         self.assertFalse((self.folder / "t.npz").exists())
 
     def test_the_summary_counts_one_in_the_singular(self):
