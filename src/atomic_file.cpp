@@ -96,8 +96,16 @@ AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_no
   if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
   std::error_code ec;
   if (const int fd = own_descriptor(target_); fd >= 0 && written_through_descriptor(fd)) {
-    const fs::path folder = fs::temp_directory_path(ec);
-    if (ec) throw FileError(target_.string(), "needs a temporary file in $TMPDIR: " + ec.message());
+    // $TMPDIR, or where it is missing, the folder of the file the
+    // descriptor has open (a socket has none).
+    fs::path folder = fs::temp_directory_path(ec);
+    if (ec) {
+      std::error_code link_ec;
+      const fs::path file = fs::read_symlink("/proc/self/fd/" + std::to_string(fd), link_ec);
+      if (link_ec || !file.is_absolute() || !fs::is_directory(file.parent_path(), link_ec))
+        throw FileError(target_.string(), "needs a temporary file in $TMPDIR: " + ec.message());
+      folder = file.parent_path();
+    }
     std::random_device rd;
     descriptor_ = fd;
     temp_ = folder / ("bagel-fd" + std::to_string(fd) + ".tmp-" + std::to_string(::getpid()) + "-" +

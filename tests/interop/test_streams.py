@@ -262,6 +262,18 @@ class Streams(unittest.TestCase):
                    self.model, self.test_npz, log)
         self.assertEqual(log.read_bytes(), b"HEADER\n" + expected + b"FOOTER\n")
 
+    def test_dev_stdout_on_a_file_without_tmpdir_stages_beside_the_file(self):
+        expected = self.predict_file(self.test_npz, "--proba")
+        log = self.case / "log.txt"
+        log.write_bytes(b"old\n")
+        proc = subprocess.run(["bash", "-c", '"$1" predict -q -m "$2" -i "$3" --proba -o /dev/stdout >> "$4"',
+                               "bash", BAGEL, self.model, self.test_npz, log],
+                              capture_output=True, timeout=120,
+                              env={**os.environ, "TMPDIR": str(self.case / "missing")})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(log.read_bytes(), b"old\n" + expected)
+        self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["log.txt"])
+
     def test_metrics_to_dev_stdout_on_a_file_come_between_the_shells_lines(self):
         log = self.case / "log.txt"
         self.shell('{ echo HEADER; "$1" predict -q -m "$2" -i "$3" -l "$4" -o "$5" '
