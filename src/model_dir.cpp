@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "bagel/atomic_file.h"
 #include "bagel/error.h"
 #include "bagel/json_parse.h"
 #include "bagel/model.h"
@@ -186,6 +187,8 @@ void remove_dead_temporaries(const fs::path& dir) {
 ModelDirState model_dir_state(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
+  // A file on the way ("model.json/m"): named as for any other output.
+  if (ec == std::errc::not_a_directory) check_can_create(dir);
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw FileError(dir.string(), "cannot inspect: " + ec.message());
   if (!fs::exists(st)) return ModelDirState::kMissing;

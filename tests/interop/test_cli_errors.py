@@ -599,6 +599,11 @@ class TextErrors(unittest.TestCase):
                          "-o", target)
         self.assert_error(proc, 1, exact=f"{target}: -o: cannot be created: {missing_parent} "
                                          "is a file, not a folder")
+        # A model folder under a file says the same, where it had said
+        # "cannot inspect: Not a directory".
+        proc = run_bagel("train", "--config", self.dir / "m.json", "-o", missing_parent / "model")
+        self.assert_error(proc, 1, f"{missing_parent / 'model'}: cannot be created: {missing_parent} "
+                          "is a file, not a folder")
 
 
 if __name__ == "__main__":
