@@ -14,6 +14,7 @@
 #include "bagel/svmlight.h"
 #include "bagel/table_writer.h"
 #include "bagel/text/vocabulary_file.h"
+#include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -200,7 +201,7 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
       ->required()
       ->check(existing_folder());
   cmd->add_option("--top", o.top, "Features shown each way per class, or contributions per row")
-      ->check(CLI::Range(0, std::numeric_limits<int>::max()))
+      ->check(integer_in(0))
       ->capture_default_str();
   cmd->add_option("--vocabulary", o.vocabulary,
                   "Feature names: one term a line, line i naming column i (default: the model's "
@@ -216,7 +217,8 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
                 "with the bias sums to the logit predict computes");
   cmd->add_option("-i,--input", o.input, "With --explain: features, .npz (scipy CSR) or svmlight")
       ->check(input_path());
-  cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)");
+  cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)")
+      ->check(integer_in(0));
   cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();

@@ -29,6 +29,7 @@
 #include "bagel/temp_registry.h"
 #include "bagel/top_classes.h"
 #include "bagel/train_plan.h"  // kMaxThreads
+#include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -294,31 +295,6 @@ void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::i
   }
 }
 
-// CLI11's own range checks print both bounds in full ("0 to 1.79769e308"
-// with every digit) and let "nan" through.
-CLI::Validator at_least_one() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        std::int64_t k = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), k);
-        if (ec == std::errc() && end == text.data() + text.size() && k >= 1) return "";
-        if (ec == std::errc::result_out_of_range && !text.starts_with('-')) return "";  // all classes
-        return "expected an integer >= 1, found '" + text + "'";
-      },
-      "INT>=1");
-}
-
-CLI::Validator probability() {
-  return CLI::Validator(
-      [](const std::string& text) -> std::string {
-        double p = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), p);
-        if (ec == std::errc() && end == text.data() + text.size() && p >= 0 && p <= 1) return "";
-        return "expected a probability in [0, 1], found '" + text + "'";
-      },
-      "0..1");
-}
-
 // A model trained on text reads text: any input but an .npz (by its first
 // bytes), which is taken to be already vectorised.
 bool reads_text(const Model& model, const PredictOptions& o) {
@@ -428,7 +404,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(CLI::IsMember({"sparse", "dense"}))
       ->capture_default_str();
   cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")
-      ->check(CLI::Range(0, kMaxThreads))
+      ->check(integer_in(0, kMaxThreads))
       ->capture_default_str();
   cmd->add_flag("-q,--quiet", o.quiet, "No summary on stderr");
   return cmd;

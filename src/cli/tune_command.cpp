@@ -11,6 +11,7 @@
 #include "bagel/progress.h"
 #include "bagel/train_plan.h"  // kMaxThreads
 #include "bagel/tune.h"
+#include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -72,19 +73,18 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
       ->check(given_path())
       ->check(CLI::ExistingFile);
   cmd->add_option("--set", o.overrides, "Override one config key (repeatable), as for train");
-  cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60): a trial starts only while one of average length would end within it; the first round, one trial per core, always runs");
+  cmd->add_option("--budget", o.budget, "Seconds the search may take (default 60): a trial starts only while one of average length would end within it; the first round, one trial per core, always runs")
+      ->check(number_above(0));
   cmd->add_option("-o,--output", o.output,
                   "Where to write the best config (default: tuned.json in the current folder)")
       ->check(given_path());
-  cmd->add_option("--threads", o.threads, "Trials at once (default 0: all cores)");
+  cmd->add_option("--threads", o.threads, "Trials at once (default 0: all cores)")
+      ->check(integer_in(0, kMaxThreads));
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (the table is still printed)");
   return cmd;
 }
 
 int run_tune(const TuneOptions& o) {
-  if (!(o.budget > 0)) throw UsageError("tune: --budget", "expected a number of seconds > 0");
-  if (o.threads < 0 || o.threads > kMaxThreads)
-    throw UsageError("tune: --threads", "expected 0.." + std::to_string(kMaxThreads));
   const std::string out = o.output.empty() ? "tuned.json" : o.output;
   check_output_file(out, "-o");
   const TrainConfig config = load_train_config(o.config, o.overrides);

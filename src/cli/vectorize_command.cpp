@@ -15,11 +15,13 @@
 #include "bagel/json_parse.h"
 #include "bagel/npy.h"
 #include "bagel/override_error.h"
+#include "bagel/train_plan.h"  // kMaxThreads
 #include "bagel/text/text_corpus.h"
 #include "bagel/text/text_format.h"
 #include "bagel/text/text_lines.h"
 #include "bagel/input_stream.h"
 #include "bagel/text/vectorizer.h"
+#include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
 
@@ -239,9 +241,11 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
     return [&o, name](const std::string&) { o.table_options.push_back(name); };
   };
   cmd->add_option("--tsv-label-column", o.tsv_label_column, "tsv: the label's column (0-based; -1: no label column)")
+      ->check(integer_in(-1))
       ->capture_default_str()
       ->each(given("--tsv-label-column"));
   cmd->add_option("--tsv-text-column", o.tsv_text_column, "tsv: the document's column (0-based)")
+      ->check(integer_in(0))
       ->capture_default_str()
       ->each(given("--tsv-text-column"));
   cmd->add_flag_callback("--tsv-header", [&o] {
@@ -280,7 +284,7 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
   cmd->add_option("--vectorizer-out", o.vectorizer_out,
                   "Write the fitted vectorizer to this folder (vectorizer.json, vocabulary.txt)")
       ->check(given_path());
-  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->check(CLI::Range(0, 1024));
+  cmd->add_option("--threads", o.threads, "Threads (0 = all cores)")->check(integer_in(0, kMaxThreads));
   cmd->add_flag("--quiet,-q", o.quiet, "No summary line or notes");
   return cmd;
 }

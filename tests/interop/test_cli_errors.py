@@ -77,8 +77,39 @@ class ErrorLines(unittest.TestCase):
 
     def test_a_negative_top_names_the_range(self):
         self.assert_error(run_bagel("inspect", "-m", self.model, "--top", "-1"), 2,
-                          exact="inspect: --top: Value -1 not in range 0 to 2147483647 "
+                          exact="inspect: --top: expected an integer >= 0, found '-1' "
                                 "(see bagel inspect --help)")
+
+    def test_numeric_options_say_what_they_expect_and_what_they_found(self):
+        # Each numeric option of each command, given a word, a fraction for an
+        # integer, nan or a value out of range: one form of message, exit 2.
+        text = self.dir / "docs.tsv"
+        text.write_text("a\tone doc\n")
+        npz = self.dir / "train.npz"
+        cases = [
+            (["tune", "-c", self.config, "--budget", "x"], "tune: --budget: expected a number > 0, found 'x'"),
+            (["tune", "-c", self.config, "--threads", "-1"],
+             "tune: --threads: expected an integer in [0, 1024], found '-1'"),
+            (["predict", "-m", self.model, "-i", npz, "--threads", "1x"],
+             "predict: --threads: expected an integer in [0, 1024], found '1x'"),
+            (["predict", "-m", self.model, "-i", npz, "--threshold", "nan"],
+             "predict: --threshold: expected a probability in [0, 1], found 'nan'"),
+            (["inspect", "-m", self.model, "--top", "x"], "inspect: --top: expected an integer >= 0, found 'x'"),
+            (["inspect", "-m", self.model, "--explain", "-i", npz, "--row", "x"],
+             "inspect: --row: expected an integer >= 0, found 'x'"),
+            (["vectorize", "-i", text, "-o", self.dir / "v.npz", "--format", "tsv", "--tsv-text-column", "-5"],
+             "vectorize: --tsv-text-column: expected an integer >= 0, found '-5'"),
+            (["vectorize", "-i", text, "-o", self.dir / "v.npz", "--format", "tsv", "--tsv-label-column", "x"],
+             "vectorize: --tsv-label-column: expected an integer >= -1, found 'x'"),
+            (["vectorize", "-i", text, "-o", self.dir / "v.npz", "--threads", "2000"],
+             "vectorize: --threads: expected an integer in [0, 1024], found '2000'"),
+            (["generate", self.dir / "g.npz", "--labels-out", self.dir / "g.labels", "--rows", "1.5"],
+             "generate: --rows: expected an integer in [0, 2000000000], found '1.5'"),
+        ]
+        for args, message in cases:
+            with self.subTest(args=args):
+                self.assert_error(run_bagel(*args), 2, exact=message + f" (see bagel {args[0]} --help)")
+        self.assertEqual(sorted(p.name for p in self.dir.glob("[gv].*")), [])
 
     def test_labels_out_without_labels_is_a_usage_error(self):
         out, labels = self.dir / "no-labels.npz", self.dir / "no-labels.labels"
@@ -88,10 +119,11 @@ class ErrorLines(unittest.TestCase):
 
     def test_generate_refuses_sizes_it_cannot_make(self):
         out, labels = self.dir / "gen.npz", self.dir / "gen.labels"
-        for args, fragment in ((["--nnz-per-row", "nan"], "--nnz-per-row: expected a number > 0, found nan"),
-                               (["--nnz-per-row", "0"], "--nnz-per-row: expected a number > 0, found 0"),
-                               (["--zipf", "-1"], "--zipf: expected a number >= 0, found -1"),
-                               (["--classes", "10001"], "--classes: Value 10001 not in range 2 to 10000")):
+        for args, fragment in ((["--nnz-per-row", "nan"], "--nnz-per-row: expected a number > 0, found 'nan'"),
+                               (["--nnz-per-row", "0"], "--nnz-per-row: expected a number > 0, found '0'"),
+                               (["--zipf", "-1"], "--zipf: expected a number >= 0, found '-1'"),
+                               (["--classes", "10001"],
+                                "--classes: expected an integer in [2, 10000], found '10001'")):
             self.assert_error(run_bagel("generate", out, "--labels-out", labels, "--rows", "5", *args),
                               2, fragment)
         self.assert_error(run_bagel("generate", self.dir / "gen.svm", "--labels-out", labels), 2,
@@ -182,7 +214,8 @@ class ErrorLines(unittest.TestCase):
         table = self.dir / "table.csv"
         table.write_text("a,one doc\nb,another doc\n")
         self.assert_error(run_bagel("vectorize", "-i", table, "--format", "csv", "-o", self.dir / "t.npz",
-                                    "--tsv-text-column", "-2"), 2, "--tsv-text-column: must be")
+                                    "--tsv-text-column", "-2"), 2,
+                          "--tsv-text-column: expected an integer >= 0, found '-2'")
         self.assert_error(run_bagel("vectorize", "-i", table, "--format", "csv", "-o", self.dir / "t.npz",
                                     "--tsv-label-column", "1"), 2, "--tsv-text-column: column 1 is also")
         self.assertFalse((self.dir / "t.npz").exists())
@@ -360,7 +393,7 @@ class ErrorLines(unittest.TestCase):
                 proc = run_bagel("generate", out, "--labels-out", self.dir / "g.labels", "--rows", 10,
                                  "--seed", seed)
                 self.assert_error(proc, 2, f"--seed: expected an integer in [0, 18446744073709551615], "
-                                  f"found {seed}")
+                                  f"found '{seed}'")
         self.assertFalse(out.exists())
         bench = self.dir / "bench.json"
         bench.write_text(json.dumps({"sweep": None, "input": {"features": "train.npz"}}))
