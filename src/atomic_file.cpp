@@ -29,12 +29,22 @@ fs::path parent_folder(const fs::path& path) {
   return parent.empty() ? fs::path(".") : parent;
 }
 
+constexpr int kMaxLinkHops = 40;  // the kernel's own limit (ELOOP)
+
+std::string link_loop_message() {
+  return "is a loop of symbolic links (or a chain of more than " + std::to_string(kMaxLinkHops) +
+         ")";
+}
+
 // The path a chain of symbolic links ends at, whether or not that exists
 // (a dangling link names the file to create); `path` itself when it is no
-// link. A loop is left to the write to report.
+// link. Replacing a loop would turn one of its links into a file, so a loop
+// is an error.
 fs::path through_links(fs::path path) {
+  const fs::path given = path;
   std::error_code ec;
-  for (int hop = 0; hop < 40 && fs::is_symlink(fs::symlink_status(path, ec)); ++hop) {
+  for (int hop = 0; fs::is_symlink(fs::symlink_status(path, ec)); ++hop) {
+    if (hop == kMaxLinkHops) throw FileError(given.string(), link_loop_message());
     const fs::path to = fs::read_symlink(path, ec);
     if (ec) break;
     path = (to.is_absolute() ? to : path.parent_path() / to).lexically_normal();
@@ -284,6 +294,8 @@ void check_can_create(const fs::path& target) {
   }
   std::error_code status_ec;
   const fs::file_status st = fs::status(target, status_ec);
+  if (status_ec == std::errc::too_many_symbolic_link_levels)
+    throw FileError(target.string(), link_loop_message());
   if (!status_ec && fs::exists(st) && !fs::is_regular_file(st) && !fs::is_directory(st)) {
     // A device or a pipe (/dev/stdout) is written in place (AtomicPath): its
     // folder (/dev) need not take new entries.
@@ -291,9 +303,18 @@ void check_can_create(const fs::path& target) {
       throw FileError(target.string(), std::string("cannot be written: ") + std::strerror(errno));
     return;
   }
+  std::error_code ec;
+  if (fs::is_symlink(fs::symlink_status(target, ec)) && !fs::exists(st)) {
+    // A dangling link names the file to create; its folder is not made
+    // through the link (the shell's `>` does not either).
+    const fs::path end = through_links(target);
+    const fs::path end_folder = parent_folder(end);
+    if (!fs::is_directory(end_folder, ec))
+      throw FileError(target.string(), "cannot be created: it is a symbolic link to " + end.string() +
+                                           ", and the folder " + end_folder.string() + " does not exist");
+  }
   const fs::path full = fs::absolute(target).lexically_normal();
   fs::path folder = full.has_filename() ? full.parent_path() : full.parent_path().parent_path();
-  std::error_code ec;
   // The nearest folder that exists: missing ones below it would be created.
   while (!fs::exists(fs::symlink_status(folder, ec)) && folder.has_parent_path() &&
          folder != folder.parent_path())

@@ -187,8 +187,10 @@ void remove_dead_temporaries(const fs::path& dir) {
 ModelDirState model_dir_state(const fs::path& dir) {
   std::error_code ec;
   const fs::file_status st = fs::status(dir, ec);
-  // A file on the way ("model.json/m"): named as for any other output.
-  if (ec == std::errc::not_a_directory) check_can_create(dir);
+  // A file on the way ("model.json/m") or a loop of links: named as for any
+  // other output.
+  if (ec == std::errc::not_a_directory || ec == std::errc::too_many_symbolic_link_levels)
+    check_can_create(dir);
   if (ec && ec != std::errc::no_such_file_or_directory)
     throw FileError(dir.string(), "cannot inspect: " + ec.message());
   if (!fs::exists(st)) return ModelDirState::kMissing;

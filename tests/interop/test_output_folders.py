@@ -257,6 +257,32 @@ class ReplacedFiles(TrainingCase):
         self.assertTrue(link.is_symlink())
         self.assertEqual(len(real.read_text().splitlines()), 200)
 
+    def test_a_loop_of_links_is_refused_and_stays_a_loop(self):
+        # Renaming over a link of a loop would turn it into a file.
+        model = self.model()
+        first, second = self.dir / "loop1.csv", self.dir / "loop2.csv"
+        first.symlink_to(second)
+        second.symlink_to(first)
+        for proc in (self.predict(model, first), self.train(first),
+                     run_bagel("convert", self.data / "train.npz", first)):
+            with self.subTest(args=proc.args[1:2]):
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(f"{first}: ", proc.stderr)
+                self.assertIn("is a loop of symbolic links", proc.stderr)
+                self.assertTrue(first.is_symlink() and second.is_symlink())
+        self.assertEqual(sorted(p.name for p in self.dir.glob("loop*")), ["loop1.csv", "loop2.csv"])
+
+    def test_a_dangling_link_into_a_missing_folder_is_named(self):
+        model = self.model()
+        link = self.dir / "link.csv"
+        link.symlink_to(self.dir / "gone" / "predictions.csv")
+        proc = self.predict(model, link)
+        self.assertEqual(proc.returncode, 1)
+        self.assertIn(f"{link}: -o: cannot be created: it is a symbolic link to "
+                      f"{self.dir / 'gone' / 'predictions.csv'}, and the folder {self.dir / 'gone'} "
+                      "does not exist", proc.stderr)
+        self.assertFalse((self.dir / "gone").exists())
+
     def test_a_replaced_file_keeps_its_permissions(self):
         model = self.model()
         out = self.dir / "predictions.csv"
