@@ -434,7 +434,7 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
     std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs%s)",
                   calibration->trials.size(), static_cast<long long>(calibration->sample_rows),
                   calibration->seconds,
-                  calibration->no_signal ? "; none beat the class shares held out, so 2^2 / mean |x|^2"
+                  calibration->no_signal ? "; none clearly beat the class shares held out, so 2^2 / mean |x|^2"
                                          : "");
   char bias[120] = "";
   if (!asked.bias_rate_auto || c.bias_rate != 1)

@@ -61,7 +61,9 @@ struct RateCalibration {
   double bias_rate = 1;         // the biases' rate over it (below; or optimizer.bias_rate)
   double seconds = 0;
   // The held-out loss of the training part's class shares alone; where no
-  // candidate's loss was 5% below it, the rate is 2^2 / mean |x|^2 (no_signal).
+  // candidate's loss was 5% below it, and none was below it at all or the
+  // best was among the three lowest rates, the rate is 2^2 / mean |x|^2
+  // (no_signal).
   double prior_log_loss = 0;
   bool no_signal = false;
 };
