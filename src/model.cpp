@@ -105,7 +105,7 @@ void check_model_size(Index num_features, int num_classes, const std::string& so
 }
 
 void save_model(const Model& model, const std::string& dir, bool force) {
-  ModelDirWriter out(dir, force);
+  ModelDirWriter out(dir, force, model.vectorizer ? ModelSource::kText : ModelSource::kFeatures);
   nlohmann::json j;
   j["format"] = kModelFormat;
   j["version"] = kModelVersion;

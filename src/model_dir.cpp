@@ -66,6 +66,21 @@ bool entry_exists(const fs::path& path) {
   return fs::exists(fs::symlink_status(path, ec));
 }
 
+// Beside a features model a vocabulary.txt is the user's (inspect reads it
+// there, README section 6). A text model saved over that model would either
+// overwrite it or leave it naming columns that are now the model's own terms
+// or hash buckets: refused, before training where the folder is checked.
+void refuse_users_vocabulary(const fs::path& dir, const std::optional<nlohmann::json>& old_model) {
+  if (!old_model || has_own_vocabulary(*old_model) || !entry_exists(dir / "vocabulary.txt")) return;
+  const std::string old_kind = old_model->contains("vectorizer")
+                                   ? "is a hashing text model, which writes no vocabulary"
+                                   : "was trained on features";
+  throw FileError((dir / "vocabulary.txt").string(),
+                  "is not the model's (the model in " + dir.string() + " " + old_kind +
+                      "), and bagel neither overwrites a file it did not write nor leaves it "
+                      "naming a text model's columns; move it away to save a text model here");
+}
+
 std::size_t file_rank(const std::string& name) {
   const auto* end = std::end(kModelFiles);
   return static_cast<std::size_t>(std::find(std::begin(kModelFiles), end, name) -
@@ -201,7 +216,7 @@ ModelDirState model_dir_state(const fs::path& dir) {
   return first == fs::directory_iterator() ? ModelDirState::kEmpty : ModelDirState::kOtherFiles;
 }
 
-void check_model_dir(const fs::path& dir, bool force) {
+void check_model_dir(const fs::path& dir, bool force, ModelSource source) {
   if (dir.empty()) throw ConfigError("output", "is empty, expected the model's folder");
   const ModelDirState state = model_dir_state(dir);
   switch (state) {
@@ -218,18 +233,20 @@ void check_model_dir(const fs::path& dir, bool force) {
       refuse_foreign_model_files(dir);
       break;
   }
+  if (source == ModelSource::kText && state != ModelDirState::kMissing)
+    refuse_users_vocabulary(dir, bagel_model_json(dir));
   // The temporaries go beside a new folder, or inside an existing one.
   check_can_create(state == ModelDirState::kMissing ? dir : dir / "model.json");
 }
 
-ModelDirClaim claim_model_dir(const fs::path& dir, bool force) {
-  check_model_dir(dir, force);
+ModelDirClaim claim_model_dir(const fs::path& dir, bool force, ModelSource source) {
+  check_model_dir(dir, force, source);
   return ModelDirClaim(folder_name(dir));
 }
 
-ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force)
-    : dir_(folder_name(dir)), force_(force), claim_(dir_) {
-  check_model_dir(dir_, force_);
+ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force, ModelSource source)
+    : dir_(folder_name(dir)), force_(force), source_(source), claim_(dir_) {
+  check_model_dir(dir_, force_, source_);
   remove_dead_temporaries(dir_);
   const ModelDirState state = model_dir_state(dir_);
   // An empty folder is the user's (its permissions, a mount point): it is
@@ -320,14 +337,8 @@ void ModelDirWriter::commit_files() {
   const bool new_vocabulary = std::any_of(files_.begin(), files_.end(), [](const auto& file) {
     return file.first == "vocabulary.txt";
   });
-  // Beside a features model a vocabulary.txt is the user's (inspect reads
-  // it there): a text model saved over that model must not overwrite it.
-  if (old_model && !has_own_vocabulary(*old_model) && new_vocabulary &&
-      entry_exists(dir_ / "vocabulary.txt"))
-    throw FileError((dir_ / "vocabulary.txt").string(),
-                    "is not the model's (the model in " + dir_.string() + " was trained on "
-                    "features), and bagel does not overwrite a file it did not write; move it "
-                    "away to save a text model here");
+  // Again: the user may have put it there while the model trained.
+  if (source_ == ModelSource::kText) refuse_users_vocabulary(dir_, old_model);
   if (old_model) {
     // Removed below, model.json would otherwise not pass its mode on.
     for (auto& [name, file] : files_)

@@ -186,7 +186,7 @@ TEST(ModelSaveLoad, AFolderOfOtherFilesIsRefusedAndLeftAsItWas) {
   EXPECT_TRUE(contains(msg, "--force")) << msg;
   EXPECT_EQ(entries(dir), (std::vector<std::string>{"notes.md", "train.npz"}));
   EXPECT_EQ(entries(tmp.path()), std::vector<std::string>{"project"});
-  EXPECT_THROW(check_model_dir(dir, false), FileError);  // what train checks before loading data
+  EXPECT_THROW(check_model_dir(dir, false, ModelSource::kFeatures), FileError);  // what train checks before loading data
 }
 
 TEST(ModelSaveLoad, ForceWritesTheModelBesideOtherFiles) {
@@ -543,7 +543,7 @@ TEST(ModelCommit, ASecondWriterFailsCleanlyWhileTheFolderIsClaimed) {
   EXPECT_EQ(load_model(model.string()).training.at("version"), 3);
   // A claim this process holds lets it write (train claims, then saves).
   {
-    const ModelDirClaim claim = claim_model_dir(model, false);
+    const ModelDirClaim claim = claim_model_dir(model, false, ModelSource::kFeatures);
     save_model(versioned_model(4), model.string());
     EXPECT_EQ(entries(dir.path()), (std::vector<std::string>{"m", "m.bagel-lock"}));
   }
@@ -601,7 +601,7 @@ TEST(ModelCommit, AClaimWhoseProcessIdWasReusedIsTakenOver) {
   EXPECT_TRUE(contains(msg, "another bagel run")) << msg;
   // This process's own claim records its start time.
   {
-    const ModelDirClaim claim = claim_model_dir(dir.path() / "n", false);
+    const ModelDirClaim claim = claim_model_dir(dir.path() / "n", false, ModelSource::kFeatures);
     std::ifstream in(ModelDirClaim::lock_path(dir.path() / "n"));
     long pid = 0;
     unsigned long long start = 0;

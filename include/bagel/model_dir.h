@@ -45,18 +45,23 @@ inline constexpr const char* kModelFiles[] = {"weight.npy", "bias.npy", "vocabul
 
 enum class ModelDirState { kMissing, kEmpty, kModel, kOtherFiles, kNotAFolder };
 
+// What the model to be written was trained on: a text model's columns are its
+// vectorizer's terms (or hash buckets), not those of a user's vocabulary.txt.
+enum class ModelSource { kFeatures, kText };
+
 // What `dir` is now (see the header comment).
 ModelDirState model_dir_state(const std::filesystem::path& dir);
 
 // Throws FileError naming `dir`, with what to do instead, when a model may
 // not be written there. Cheap: train calls it before loading any data, so
 // that a refusal costs no training time.
-void check_model_dir(const std::filesystem::path& dir, bool force);
+void check_model_dir(const std::filesystem::path& dir, bool force, ModelSource source);
 
 // check_model_dir(), then the claim on `dir` for the whole run (train calls
 // it before loading any data): a second run onto the same folder fails at
 // once instead of after its training.
-[[nodiscard]] ModelDirClaim claim_model_dir(const std::filesystem::path& dir, bool force);
+[[nodiscard]] ModelDirClaim claim_model_dir(const std::filesystem::path& dir, bool force,
+                                            ModelSource source);
 
 // Removes what runs killed by SIGKILL (or a power cut) left of their work on
 // `dir`, and only what is provably bagel's and provably abandoned: entries
@@ -66,13 +71,13 @@ void check_model_dir(const std::filesystem::path& dir, bool force);
 void remove_dead_temporaries(const std::filesystem::path& dir);
 
 // Writes the model files of one model into `dir` by the rules above:
-//   ModelDirWriter out(dir, force);
+//   ModelDirWriter out(dir, force, source);
 //   write_npy(out.path_for("weight.npy"), ...);  ... for each model file
 //   out.commit();
 // Without commit(), every temporary is removed (and on SIGINT/SIGTERM too).
 class ModelDirWriter {
  public:
-  ModelDirWriter(const std::filesystem::path& dir, bool force);
+  ModelDirWriter(const std::filesystem::path& dir, bool force, ModelSource source);
   ModelDirWriter(const ModelDirWriter&) = delete;
   ModelDirWriter& operator=(const ModelDirWriter&) = delete;
 
@@ -85,6 +90,7 @@ class ModelDirWriter {
 
   std::filesystem::path dir_;
   bool force_ = false;
+  ModelSource source_ = ModelSource::kFeatures;
   ModelDirClaim claim_;
   // The whole new folder, when dir_ is missing or holds only model files.
   std::unique_ptr<AtomicPath> new_folder_;

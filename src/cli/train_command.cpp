@@ -119,7 +119,8 @@ int train_from(const TrainOptions& o, TrainConfig& config) {
   NewFolders new_folders(config.output);
   // Before any data is read: a refused folder, or one another run is
   // writing, must not cost a training run. Held until the model is saved.
-  const ModelDirClaim claim = claim_model_dir(config.output, o.force);
+  const ModelDirClaim claim = claim_model_dir(
+      config.output, o.force, config.vectorizer ? ModelSource::kText : ModelSource::kFeatures);
   if (o.resume) require_checkpoint(checkpoint_folder(config.output));
   Progress progress(Progress::detect(o.quiet), std::cerr);
   if (!o.resume && checkpoint_exists(checkpoint_folder(config.output)))

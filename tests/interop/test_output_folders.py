@@ -164,16 +164,22 @@ class OutputFolders(TrainingCase):
         self.assertIn("no vocabulary (features by column index)", inspect.stdout)
 
     def test_a_text_model_over_a_features_model_keeps_the_users_vocabulary(self):
+        # Refused before training (no epoch line), for a text model with terms
+        # and for a hashing one, whose columns the user's words would name.
         model = self.dir / "model"
         self.assertEqual(self.train(model).returncode, 0)
         words = "\n".join(f"f{i}" for i in range(30)) + "\n"
         (model / "vocabulary.txt").write_text(words)
         before = snapshot(model)
-        proc = run_bagel("train", "--config", self.text_config, "-o", model, "--quiet")
-        self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertIn(f"{model / 'vocabulary.txt'}: is not the model's", proc.stderr)
-        self.assertEqual(snapshot(model), before)
-        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["model"])
+        for config in (self.text_config, self.hashing_config):
+            with self.subTest(config=config.name):
+                proc = run_bagel("train", "--config", config, "-o", model)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(f"{model / 'vocabulary.txt'}: is not the model's (the model in {model} "
+                              "was trained on features)", proc.stderr)
+                self.assertNotIn("epoch", proc.stderr)
+                self.assertEqual(snapshot(model), before)
+                self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["model"])
 
     def test_a_hashing_text_model_is_written_file_by_file(self):
         # Its vocabulary.txt was asked for but never made: the commit failed
