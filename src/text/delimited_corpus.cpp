@@ -96,7 +96,8 @@ std::string detected_why(const TextInput& input, char delimiter) {
   return std::string("; it was read as ") +
          (delimiter == '\t' ? "TSV because its first line has a tab"
                              : "CSV because its name ends in .csv") +
-         ": name the format (\"lines\": one document a line) if it is not a table";
+         ": name the format (\"lines\": one document a line, any labels in a file of one a "
+         "line) if it is not a table";
 }
 
 }  // namespace

@@ -87,6 +87,10 @@ class TextCli(unittest.TestCase):
         self.assertIn("to read each line whole as one document, give its labels as train.labels",
                       proc.stderr)
         self.assertIn(reason, proc.stderr)
+        # The error's own remedy, all that -q leaves, says that lines need labels apart.
+        proc = run_bagel("train", "-q", "--config", self.dir / "plain-csv.json")
+        self.assertIn('name the format ("lines": one document a line, any labels in a file of one '
+                      'a line) if it is not a table', proc.stderr)
 
     def test_train_notes_a_remedy_that_trains(self):
         # Training needs labels: train.format "lines" without a labels file
