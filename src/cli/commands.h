@@ -111,7 +111,8 @@ struct VectorizeOptions {
   int tsv_label_column = 0;
   int tsv_text_column = 1;
   bool tsv_header = false;
-  std::vector<std::string> table_options;  // the --tsv-* options given, to refuse them for other formats
+  std::string quoting = "csv";
+  std::vector<std::string> table_options;  // the --tsv-* and --quoting options given, to refuse them for other formats
   bool unlabeled_given = false;             // likewise --unlabeled, for formats other than fasttext
   std::string decode_error = "strict";
   std::string unlabeled = "error";

@@ -322,9 +322,9 @@ void check_text_format_applies(const Model& model, const PredictOptions& o) {
 }
 
 // Raw text for a text model, read as its training text was. Bytes that
-// are not UTF-8 follow the model's train.decode_error, and fastText lines
-// with and without labels the rule of unlabeled "keep", neither of which
-// predict takes: the remedy says so in predict's terms instead of naming a
+// are not UTF-8 follow the model's train.decode_error, quotes in a table
+// its train.quoting, and fastText lines with and without labels the rule
+// of unlabeled "keep", none of which predict takes: the remedy says so in predict's terms instead of naming a
 // setting it lacks.
 LabeledData read_text_input(const Model& model, const PredictOptions& o, TextFormat format,
                             bool detected) {
@@ -336,6 +336,12 @@ LabeledData read_text_input(const Model& model, const PredictOptions& o, TextFor
                       e.problem() + "; a fastText file to predict labels every line or none (the "
                                     "labels score the predictions): label the other lines too, or "
                                     "remove the labels",
+                      e.line());
+    if (e.setting() == TextSettingError::Setting::quoting)
+      throw FileError(e.file(),
+                      e.problem() + "; close the quote: predict reads a table with the model's "
+                                    "train.quoting (\"csv\" in its model.json), so to have quotes "
+                                    "read as text, retrain with train.quoting \"none\"",
                       e.line());
     if (e.setting() != TextSettingError::Setting::decode_error) throw;
     throw FileError(e.file(),

@@ -96,6 +96,8 @@ std::string option_remedy(TextSettingError::Setting setting) {
     case TextSettingError::Setting::mixed_labels:
       return "with --unlabeled keep either every line or no line has a label (--unlabeled skip "
              "drops the lines without one)";
+    case TextSettingError::Setting::quoting:
+      return "close the quote, or pass --quoting none to read quotes as text";
   }
   return "";
 }
@@ -252,6 +254,12 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
     o.tsv_header = true;
     o.table_options.push_back("--tsv-header");
   }, "tsv: the first line names the columns");
+  cmd->add_option("--quoting", o.quoting,
+                  "tsv, csv: csv (a field may be quoted, as Python's csv module reads it) or none "
+                  "(every delimiter splits, every line is a row, a '\"' is text)")
+      ->check(CLI::IsMember({"csv", "none"}))
+      ->capture_default_str()
+      ->each(given("--quoting"));
   cmd->add_option("--decode-error", o.decode_error, "Bytes that are not UTF-8: strict, ignore, replace")
       ->check(CLI::IsMember({"strict", "ignore", "replace"}))
       ->capture_default_str();
@@ -354,6 +362,7 @@ int run_vectorize(const VectorizeOptions& o) {
   input.tsv_label_column = o.tsv_label_column;
   input.tsv_text_column = o.tsv_text_column;
   input.tsv_header = o.tsv_header;
+  input.quoting = parse_quoting(o.quoting, "--quoting");
   input.decode_error = parse_decode_error(o.decode_error, "--decode-error");
   input.unlabeled = parse_unlabeled(o.unlabeled, "--unlabeled");
   const auto start = std::chrono::steady_clock::now();

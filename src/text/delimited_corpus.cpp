@@ -140,12 +140,11 @@ TextCorpus read_delimited(const TextInput& input, char delimiter) {
   // One stray quote would make every line after it one document's text,
   // silently; pandas refuses it too ("EOF inside string").
   if (parser.open_quote())
-    throw FileError(corpus.source,
-                    "a quoted field in the row that starts here never closes: the rest of the file "
-                    "would be its text (close the quote; in a config, \"quoting\": \"none\" reads quotes "
-                    "as text)" +
-                        detected_why(input, delimiter),
-                    parser.record_line());
+    throw TextSettingError(TextSettingError::Setting::quoting, corpus.source,
+                           "a quoted field in the row that starts here never closes: the rest of "
+                           "the file would be its text" + detected_why(input, delimiter),
+                           "close the quote, or set quoting to \"none\" to read quotes as text",
+                           parser.record_line());
   parser.finish();
   check_not_empty_stream(corpus, text);
   if (columns.label() != kNoColumn) attach_labels(corpus, std::move(names));

@@ -11,6 +11,10 @@ import tempfile
 import unittest
 from pathlib import Path
 
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer
+
 from cli_helpers import run_bagel
 
 # Plain lines with commas: one document each, not a table.
@@ -239,6 +243,47 @@ class TextCli(unittest.TestCase):
         self.assert_one_line_error(proc, 1, f"{mix}:2: has no label, but line 1 has one; a fastText "
                                    "file to predict labels every line or none")
         self.assertNotIn("unlabeled", proc.stderr)
+
+    def test_an_unclosed_quote_names_the_quoting_each_command_takes(self):
+        # All three had named a config's "quoting", which vectorize and
+        # predict do not read.
+        unclosed = self.write("q.tsv", 'pos\t"unclosed text\nneg\tplain\n')
+        proc = self.vectorize("-q", "-i", unclosed)
+        self.assert_one_line_error(proc, 1, f"{unclosed}:1: a quoted field in the row that starts here "
+                                   "never closes", "; close the quote, or pass --quoting none to read "
+                                   "quotes as text")
+        self.assertNotIn("config", proc.stderr)
+        # --quoting none: every tab splits and a quote is text, as splitting
+        # the lines does; the matrix is CountVectorizer's of those documents.
+        labels, vocab = self.dir / "q.labels", self.dir / "q.vocab"
+        proc = self.vectorize("-q", "-i", unclosed, "--quoting", "none", "--labels-out", labels,
+                              "--vocabulary-out", vocab)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [line.split("\t") for line in unclosed.read_text().splitlines()]
+        expected = CountVectorizer().fit([r[1] for r in rows])
+        got = sp.load_npz(self.dir / "out.npz")
+        np.testing.assert_array_equal(got.toarray(), expected.transform([r[1] for r in rows]).toarray())
+        self.assertEqual(vocab.read_text().split("\n")[:-1], list(expected.get_feature_names_out()))
+        self.assertEqual(labels.read_text(), "pos\nneg\n")
+        proc = self.vectorize("-q", "-i", self.dir / "train.ft", "--quoting", "none")
+        self.assert_one_line_error(proc, 2, "--quoting: applies to tsv and csv input")
+        help_text = " ".join(run_bagel("vectorize", "--help").stdout.split())
+        self.assertIn("--quoting", help_text)
+        # train: its config's key.
+        proc = run_bagel("train", "-c", self.write("q.json", json.dumps(
+            {"train": {"text": "q.tsv"}, "output": "q-model"})), "-q")
+        self.assert_one_line_error(proc, 1, f"{unclosed}:1: a quoted field", '; close the quote, or '
+                                   'set quoting to "none" to read quotes as text')
+        # predict reads with the model's train.quoting, which it cannot change.
+        self.write("ok.tsv", "pos\tgood text\nneg\tplain words\n")
+        csv_model = self.train_config("quoted-model", {"train": {"text": "ok.tsv"}})
+        proc = run_bagel("predict", "-m", csv_model, "-i", unclosed, "-q")
+        self.assert_one_line_error(proc, 1, f"{unclosed}:1: a quoted field", "; close the quote: predict "
+                                   "reads a table with the model's train.quoting", 'retrain with '
+                                   'train.quoting "none"')
+        none_model = self.train_config("unquoted-model", {"train": {"text": "q.tsv", "quoting": "none"}})
+        proc = run_bagel("predict", "-m", none_model, "-i", unclosed, "-q")
+        self.assertEqual((proc.returncode, proc.stdout.splitlines()), (0, ["pos", "neg"]), proc.stderr)
 
     # --- 4. a labels file with a format that carries its labels -------------
 

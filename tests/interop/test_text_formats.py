@@ -319,8 +319,8 @@ class TextFormats(unittest.TestCase):
         got = dump(format="tsv", path=path)
         self.assertIsInstance(got, str, got)
         self.assertIn(f"{path}:10: a quoted field in the row that starts here never closes", got)
-        # vectorize and predict take no quoting option: the remedy says where it is set.
-        self.assertIn('in a config, "quoting": "none" reads quotes as text', got)
+        # The reader names the config's setting (commands reword it: test_text_cli).
+        self.assertIn('; close the quote, or set quoting to "none" to read quotes as text', got)
 
     def test_tsv_without_quoting_splits_every_tab(self):
         data = "x\t\"quoted\ttext\r\n\ny\tplain\textra\n"

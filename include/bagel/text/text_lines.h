@@ -18,13 +18,14 @@ namespace bagel {
 // A file error that a setting of the text reader lifts or rules: bytes that
 // are not UTF-8 (TextInput::decode_error), a fastText line without a label
 // (TextInput::unlabeled), lines with and without labels in one file under
-// unlabeled "keep" (mixed_labels). Its message ends with the remedy or rule
+// unlabeled "keep" (mixed_labels), a tsv/csv quote that never closes
+// (TextInput::quoting). Its message ends with the remedy or rule
 // as a config names the setting ("set decode_error to ..."); a command that
 // takes the setting as an option, or not at all, rewords it from problem()
 // so that it names something that command accepts.
 class TextSettingError : public FileError {
  public:
-  enum class Setting { decode_error, unlabeled, mixed_labels };
+  enum class Setting { decode_error, unlabeled, mixed_labels, quoting };
   TextSettingError(Setting setting, const std::string& file, const std::string& problem,
                    const std::string& remedy, std::int64_t line)
       : FileError(file, problem + "; " + remedy, line), setting_(setting), problem_(problem) {}
