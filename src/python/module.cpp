@@ -179,6 +179,8 @@ PYBIND11_MODULE(_core, m) {
         const Model& mo = self.cast<const Model&>();
         return model_array(mo.bias, {mo.num_outputs}, self);
       })
+      .def_property_readonly("has_vectorizer", [](const Model& mo) { return mo.vectorizer != nullptr; },
+                             "Trained on raw text: predict takes documents through its vectorizer")
       .def_property_readonly("config_json", [](const Model& mo) { return mo.config.dump(); })
       .def_property_readonly("training_json", [](const Model& mo) { return mo.training.dump(); })
       .def("save", [](const Model& mo, const std::string& dir, bool force) { save_model(mo, dir, force); },

@@ -366,6 +366,10 @@ def test_a_text_model_takes_strings_and_utf8_bytes_and_refuses_other_documents(t
             clf.predict(["the cat", bad])
         with pytest.raises(ValueError, match=f"^X: document 0: expected a string, found {found}$"):
             clf.predict([bad, "the cat"])
+        # Alone too (it had been scikit-learn's "Expected 2D array" of a matrix).
+        for given in ([bad], (bad,), np.array([bad], dtype=object), [bad, bad]):
+            with pytest.raises(ValueError, match=f"^X: document 0: expected a string, found {found}$"):
+                clf.predict(given)
     with pytest.raises(ValueError, match="a single string"):
         clf.predict(b"the cat")
     # A bad parameter is said as such, not as the documents' fault.

@@ -162,6 +162,16 @@ def _any_text(items) -> bool:
     return any(isinstance(d, (str, bytes)) for d in items)
 
 
+def _one_dimensional(X) -> bool:
+    """X is a non-empty list or tuple of scalars, or a 1-D array: no matrix
+    (check_array wants 2-D), so for a text model a list of documents even
+    when none of them is a string ([None] names its document)."""
+    if isinstance(X, np.ndarray):
+        return X.ndim == 1
+    return (isinstance(X, (list, tuple)) and len(X) > 0
+            and not any(isinstance(d, (list, tuple, np.ndarray)) for d in X))
+
+
 def _checked_dtype(X):
     """check_array's dtype for X: a sparse matrix keeps its own (check_array
     still refuses NaN and inf), and csr_arrays converts its values alone to
@@ -530,7 +540,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         matrix with int32 indices skips check_array (its cost would dwarf a
         one-row prediction)."""
         self._check_fitted()
-        if _holds_text(X):
+        if _holds_text(X) or (self._model.has_vectorizer and _one_dimensional(X)):
             X = self._vectorized(X)
         if is_ready_csr(X):
             if X.shape[0] == 0:  # as check_array says it
