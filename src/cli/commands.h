@@ -62,6 +62,7 @@ struct InspectOptions {
   std::string input;
   std::vector<int> rows;
   std::string zero_based = "auto";
+  std::string text_format = "auto";
   bool versus_runner_up = false;
 };
 CLI::App* add_inspect_command(CLI::App& app, InspectOptions& options);

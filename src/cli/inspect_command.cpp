@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "bagel/cores.h"
 #include "bagel/dataset.h"
 #include "bagel/error.h"
 #include "bagel/input_stream.h"
@@ -17,6 +18,7 @@
 #include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
+#include "model_text.h"
 
 namespace bagel::cli {
 
@@ -159,11 +161,25 @@ void check_options(const InspectOptions& o) {
   }
   if (!o.input.empty() || !o.rows.empty())
     throw UsageError(o.input.empty() ? "--row" : "--input", "needs --explain");
+  if (o.text_format != "auto") throw UsageError("--text-format", "needs --explain");
   if (o.versus_runner_up) throw UsageError("--versus-runner-up", "needs --explain");
 }
 
-void run_explain(const Model& model, const std::vector<std::string>& names,
-                 const InspectOptions& o) {
+// --explain's rows read as predict reads them (model_text.h for a text
+// model's raw text): row R is the row predict writes on line R + 1.
+CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
+  ModelTextInput text;
+  text.command = "inspect";
+  text.model = o.model;
+  text.input = o.input;
+  text.text_format = o.text_format;
+  text.threads = resolve_threads(0);
+  check_text_format_applies(model, text);
+  if (reads_text(model, o.input)) {
+    CsrMatrix x = read_model_text(model, text).features;
+    check_features_fit(model, x, input_name(o.input), ColumnCount::kStored);
+    return x;
+  }
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
@@ -171,6 +187,12 @@ void run_explain(const Model& model, const std::vector<std::string>& names,
   if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
   check_features_fit(model, x, input_name(o.input),
                      format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
+  return x;
+}
+
+void run_explain(const Model& model, const std::vector<std::string>& names,
+                 const InspectOptions& o) {
+  const CsrMatrix x = explained_rows(model, o);
   const ExplainOrder order =
       o.versus_runner_up ? ExplainOrder::kVersusRunnerUp : ExplainOrder::kContribution;
   std::vector<RowExplanation> explanations;
@@ -215,8 +237,15 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
   cmd->add_flag("--explain", o.explain,
                 "Explain the prediction of --row R of --input: each feature's x * weight, which "
                 "with the bias sums to the logit predict computes");
-  cmd->add_option("-i,--input", o.input, "With --explain: features, .npz (scipy CSR) or svmlight")
-      ->check(input_path());
+  cmd->add_option("-i,--input", o.input,
+                  "With --explain: features, .npz (scipy CSR) or svmlight; raw text (a file or a "
+                  "folder) for a model trained on text, read as predict reads it")
+      ->check(input_path(true));
+  cmd->add_option("--text-format", o.text_format,
+                  "With --explain, a model trained on text: how --input holds its documents, as "
+                  "predict's --text-format: auto, lines, fasttext, tsv, csv or folder")
+      ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
+      ->capture_default_str();
   cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)")
       ->check(integer_in(0));
   cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")

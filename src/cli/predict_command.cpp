@@ -22,8 +22,6 @@
 #include "bagel/predict.h"
 #include "bagel/svmlight.h"
 #include "bagel/cores.h"
-#include "bagel/text/text_format.h"
-#include "bagel/text/text_lines.h"
 #include <filesystem>
 #include "bagel/table_writer.h"
 #include "bagel/temp_registry.h"
@@ -32,6 +30,7 @@
 #include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
+#include "model_text.h"
 
 namespace bagel::cli {
 
@@ -295,62 +294,17 @@ void predict_chunks(NpzRowChunks& chunks, const std::optional<std::vector<std::i
   }
 }
 
-// A model trained on text reads text: any input but an .npz (by its first
-// bytes), which is taken to be already vectorised.
-bool reads_text(const Model& model, const PredictOptions& o) {
-  if (!model.vectorizer) return false;
-  if (is_stream(o.input)) return true;
-  std::error_code ec;
-  if (std::filesystem::is_directory(o.input, ec)) return true;
-  return feature_format_of(o.input) != FeatureFormat::kNpz;
-}
-
-// --text-format names how text holds its documents. A model trained on
-// numbers reads no text, and a text model takes an .npz as already
-// vectorised: ignored there, the option would leave the input to be read as
-// features, and a text file to fail as svmlight with no word about why.
-void check_text_format_applies(const Model& model, const PredictOptions& o) {
-  if (o.text_format == "auto") return;
-  if (!model.vectorizer)
-    throw UsageError("--text-format",
-                     "the model in " + o.model + " was trained on numbers (features), not text: "
-                     "--text-format applies to models trained on text; give this model features "
-                     "(.npz or svmlight) without it");
-  if (!reads_text(model, o))
-    throw UsageError("--text-format", input_name(o.input) + " is an .npz, which a model trained on text "
-                                      "takes as already vectorised: leave --text-format out");
-}
-
-// Raw text for a text model, read as its training text was. Bytes that
-// are not UTF-8 follow the model's train.decode_error, quotes in a table
-// its train.quoting, and fastText lines with and without labels the rule
-// of unlabeled "keep", none of which predict takes: the remedy says so in predict's terms instead of naming a
-// setting it lacks.
-LabeledData read_text_input(const Model& model, const PredictOptions& o, TextFormat format,
-                            bool detected) {
-  try {
-    return load_text_for_model(model, o.input, format, resolve_threads(o.threads), detected);
-  } catch (const TextSettingError& e) {
-    if (e.setting() == TextSettingError::Setting::mixed_labels)
-      throw FileError(e.file(),
-                      e.problem() + "; a fastText file to predict labels every line or none (the "
-                                    "labels score the predictions): label the other lines too, or "
-                                    "remove the labels",
-                      e.line());
-    if (e.setting() == TextSettingError::Setting::quoting)
-      throw FileError(e.file(),
-                      e.problem() + "; close the quote: predict reads a table with the model's "
-                                    "train.quoting (\"csv\" in its model.json), so to have quotes "
-                                    "read as text, retrain with train.quoting \"none\"",
-                      e.line());
-    if (e.setting() != TextSettingError::Setting::decode_error) throw;
-    throw FileError(e.file(),
-                    e.problem() + "; save the file as UTF-8: predict reads text with the model's "
-                                  "train.decode_error (\"strict\" in its model.json), so to have such "
-                                  "bytes replaced or dropped, retrain with train.decode_error "
-                                  "\"replace\" or \"ignore\"",
-                    e.line());
-  }
+// How predict reads raw text for a text model (model_text.h).
+ModelTextInput text_input(const PredictOptions& o) {
+  ModelTextInput in;
+  in.command = "predict";
+  in.model = o.model;
+  in.input = o.input;
+  in.text_format = o.text_format;
+  in.has_labels = !o.labels.empty();
+  in.threads = resolve_threads(o.threads);
+  in.quiet = o.quiet;
+  return in;
 }
 
 }  // namespace
@@ -426,7 +380,7 @@ int run_predict(const PredictOptions& o) {
   check_distinct_paths({{"-o", o.output}, {"--metrics", o.metrics}}, inputs);
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
-  check_text_format_applies(model, o);
+  check_text_format_applies(model, text_input(o));
   const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
   std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
 
@@ -447,24 +401,8 @@ int run_predict(const PredictOptions& o) {
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;  // svmlight read whole: the base "auto" took
-  if (reads_text(model, o)) {
-    const std::optional<TextFormat> asked = parse_text_format(o.text_format, "--text-format");
-    // A file without label marks is read as a stream is: fastText lines,
-    // those without a label kept (predicting needs none).
-    const TextFormat text_format =
-        asked ? *asked : detect_text_format(o.input, !o.labels.empty(), TextFormat::fasttext);
-    // A tab on the first line makes it TSV, whose label column is then not
-    // text: said, since plain lines may hold tabs too.
-    if (!asked && text_format == TextFormat::tsv && !o.quiet)
-      std::cerr << "note: " << input_name(o.input) << " is read as TSV (its first line has a tab): "
-                << "labels and text in the columns of the model's training TSV; --text-format lines "
-                   "reads each line whole as one document\n";
-    // So is a *.csv, taken for a table by its name alone.
-    if (!asked && text_format == TextFormat::csv && !o.quiet)
-      std::cerr << csv_by_name_note(o.input,
-                                    "--text-format lines reads each line whole as one document")
-                << "\n";
-    LabeledData d = read_text_input(model, o, text_format, !asked);
+  if (reads_text(model, o.input)) {
+    LabeledData d = read_model_text(model, text_input(o));
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored

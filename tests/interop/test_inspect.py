@@ -332,6 +332,80 @@ class Explain(unittest.TestCase):
         self.assertIn("(bias)", proc.stdout)
 
 
+class ExplainText(unittest.TestCase):
+    """--explain on a model trained on raw text takes raw text, read as
+    predict reads it (it had read the file as svmlight and failed on its
+    first __label__): the rows are CountVectorizer's transform with the
+    model's vocabulary, the contributions are named by their terms, and with
+    the bias they sum to numpy's logit."""
+
+    TRAIN = ["__label__sky blue clouds and rain today", "__label__sea waves and salty water",
+             "__label__land hills and green fields", "__label__sky grey clouds, more rain",
+             "__label__sea the water is salty and blue", "__label__land fields of green grass"] * 3
+    DOCS = ["rain and clouds over the sea", "Green hills, GREEN fields", "salty waves and rain",
+            "words never seen"]
+
+    @classmethod
+    def setUpClass(cls):
+        cls._tmp = tempfile.TemporaryDirectory(prefix="bagel-interop-explain-text-")
+        cls.dir = Path(cls._tmp.name)
+        (cls.dir / "train.ft").write_text("".join(line + "\n" for line in cls.TRAIN))
+        cls.model = train_model(cls.dir, {"train": {"text": str(cls.dir / "train.ft")},
+                                          "output": str(cls.dir / "m")})
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._tmp.cleanup()
+
+    def test_raw_text_rows_are_explained_by_term_and_sum_to_numpys_logit(self):
+        labelled = self.dir / "new.ft"
+        labelled.write_text("".join(f"__label__sky {d}\n" for d in self.DOCS))
+        plain = self.dir / "new.txt"
+        plain.write_text("".join(d + "\n" for d in self.DOCS))
+        terms = (self.model / "vocabulary.txt").read_text().splitlines()
+        x = CountVectorizer(vocabulary=terms).transform(self.DOCS).astype(np.float32)
+        z = numpy_logits(self.model, x)
+        meta = json.loads((self.model / "model.json").read_text())
+        classes, w = meta["classes"], np.load(self.model / "weight.npy")
+        predicted = run_bagel("predict", "-m", self.model, "-i", labelled, "-q")
+        self.assertEqual(predicted.returncode, 0, predicted.stderr)
+        rows = list(range(len(self.DOCS)))
+        args = ["--model", self.model, "--explain", "--top", 1000, *[a for r in rows for a in ("--row", r)]]
+        explained = inspect_json(*args, "--input", labelled)["rows"]
+        self.assertEqual(inspect_json(*args, "--input", plain)["rows"], explained)
+        self.assertEqual(inspect_json(*args, "--input", labelled, "--text-format", "fasttext")["rows"],
+                         explained)
+        self.assertEqual([e["predicted"] for e in explained], predicted.stdout.splitlines())
+        for i, e in enumerate(explained):
+            column = int(np.argmax(z[i])) if z.shape[1] > 1 else 0
+            self.assertEqual(e["predicted"], classes[int(np.argmax(z[i]))])
+            contributions = e["contributions"]
+            self.assertEqual(sorted(c["term"] for c in contributions),
+                             sorted(terms[j] for j in x[i].indices))
+            for c in contributions:
+                self.assertEqual(c["term"], terms[c["feature"]])
+                self.assertEqual(np.float32(c["value"]), x[i, c["feature"]])
+                self.assertEqual(np.float32(c["weight"]), w[c["feature"], column])
+            total = e["bias"] + sum(c["contribution"] for c in contributions)
+            self.assertAlmostEqual(total, z[i, column], delta=1e-5)
+        self.assertEqual(explained[3]["contributions"], [])  # no known word: the bias alone
+        # The text table names the words too.
+        proc = run_bagel("inspect", "--model", self.model, "--explain", "--input", labelled, "--row", 1)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("green", proc.stdout)
+
+    def test_text_format_is_for_a_text_models_explain(self):
+        proc = run_bagel("inspect", "--model", self.model, "--text-format", "lines")
+        self.assertEqual((proc.returncode, proc.stderr.strip()),
+                         (2, "bagel: error: --text-format: needs --explain"))
+        proc = run_bagel("inspect", "--model", self.model, "--explain", "--input", self.dir / "train.ft",
+                         "--row", 0, "--text-format", "bogus")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("--text-format", proc.stderr)
+        help_text = " ".join(run_bagel("inspect", "--help").stdout.split())
+        self.assertIn("--text-format", help_text)
+
+
 class TopK(unittest.TestCase):
     @classmethod
     def setUpClass(cls):

@@ -1,0 +1,91 @@
+#include "model_text.h"
+
+#include <filesystem>
+#include <iostream>
+#include <optional>
+
+#include "bagel/error.h"
+#include "bagel/input_stream.h"
+#include "bagel/text/text_format.h"
+#include "bagel/text/text_lines.h"
+
+namespace bagel::cli {
+
+namespace {
+
+// A reader error that a training setting lifts, reworded: the command takes
+// no such option, so the remedy names the model's setting and says to
+// retrain, or what to change in the file instead.
+[[noreturn]] void reword(const TextSettingError& e, const std::string& command) {
+  switch (e.setting()) {
+    case TextSettingError::Setting::mixed_labels:
+      throw FileError(e.file(),
+                      e.problem() + "; a fastText file to " + command + " labels every line or none" +
+                          (command == "predict" ? " (the labels score the predictions)" : "") +
+                          ": label the other lines too, or remove the labels",
+                      e.line());
+    case TextSettingError::Setting::quoting:
+      throw FileError(e.file(),
+                      e.problem() + "; close the quote: " + command + " reads a table with the "
+                                    "model's train.quoting (\"csv\" in its model.json), so to have "
+                                    "quotes read as text, retrain with train.quoting \"none\"",
+                      e.line());
+    case TextSettingError::Setting::decode_error:
+      throw FileError(e.file(),
+                      e.problem() + "; save the file as UTF-8: " + command + " reads text with the "
+                                    "model's train.decode_error (\"strict\" in its model.json), so to "
+                                    "have such bytes replaced or dropped, retrain with "
+                                    "train.decode_error \"replace\" or \"ignore\"",
+                      e.line());
+    case TextSettingError::Setting::unlabeled:
+      break;  // lines without labels are kept: not raised here
+  }
+  throw e;
+}
+
+}  // namespace
+
+bool reads_text(const Model& model, const std::string& input) {
+  if (!model.vectorizer) return false;
+  if (is_stream(input)) return true;
+  std::error_code ec;
+  if (std::filesystem::is_directory(input, ec)) return true;
+  return feature_format_of(input) != FeatureFormat::kNpz;
+}
+
+void check_text_format_applies(const Model& model, const ModelTextInput& in) {
+  if (in.text_format == "auto") return;
+  if (!model.vectorizer)
+    throw UsageError("--text-format",
+                     "the model in " + in.model + " was trained on numbers (features), not text: "
+                     "--text-format applies to models trained on text; give this model features "
+                     "(.npz or svmlight) without it");
+  if (!reads_text(model, in.input))
+    throw UsageError("--text-format", input_name(in.input) + " is an .npz, which a model trained on text "
+                                      "takes as already vectorised: leave --text-format out");
+}
+
+LabeledData read_model_text(const Model& model, const ModelTextInput& in) {
+  const std::optional<TextFormat> asked = parse_text_format(in.text_format, "--text-format");
+  // A file without label marks is read as a stream is: fastText lines,
+  // those without a label kept (the rows need none).
+  const TextFormat format =
+      asked ? *asked : detect_text_format(in.input, in.has_labels, TextFormat::fasttext);
+  // A tab on the first line makes it TSV, whose label column is then not
+  // text: said, since plain lines may hold tabs too.
+  if (!asked && format == TextFormat::tsv && !in.quiet)
+    std::cerr << "note: " << input_name(in.input) << " is read as TSV (its first line has a tab): "
+              << "labels and text in the columns of the model's training TSV; --text-format lines "
+                 "reads each line whole as one document\n";
+  // So is a *.csv, taken for a table by its name alone.
+  if (!asked && format == TextFormat::csv && !in.quiet)
+    std::cerr << csv_by_name_note(in.input, "--text-format lines reads each line whole as one document")
+              << "\n";
+  try {
+    return load_text_for_model(model, in.input, format, in.threads, !asked);
+  } catch (const TextSettingError& e) {
+    reword(e, in.command);
+  }
+}
+
+}  // namespace bagel::cli

@@ -1,0 +1,38 @@
+// Raw text for a model trained on text, read as predict reads it: the
+// layout by --text-format (or detected), the model's training settings
+// (columns, quoting, decode_error), its vectorizer. predict and
+// inspect --explain share it, so that a row is the same row in both.
+#pragma once
+
+#include <string>
+
+#include "bagel/dataset.h"
+#include "bagel/model.h"
+
+namespace bagel::cli {
+
+struct ModelTextInput {
+  std::string command;              // "predict", "inspect": named in remedies
+  std::string model;                // the model's folder, for messages
+  std::string input;                // a file, a folder, "-" or a pipe
+  std::string text_format = "auto"; // --text-format
+  bool has_labels = false;          // --labels given: "auto" reads one document a line
+  int threads = 0;                  // resolved
+  bool quiet = false;               // no notes on stderr
+};
+
+// The model reads `input` as raw text: it has a vectorizer and the input is
+// not an .npz (by its first bytes), which is taken as already vectorised.
+bool reads_text(const Model& model, const std::string& input);
+
+// --text-format other than "auto" where no text is read (a model trained on
+// numbers, or an .npz) is a usage error: ignored, the input would be read
+// as features and a text file fail as svmlight with no word about why.
+void check_text_format_applies(const Model& model, const ModelTextInput& in);
+
+// The documents vectorised, with their labels where the input has them.
+// Errors that a training setting would lift name the model's setting and
+// how to change it, in `in.command`'s terms (it takes no such option).
+LabeledData read_model_text(const Model& model, const ModelTextInput& in);
+
+}  // namespace bagel::cli
