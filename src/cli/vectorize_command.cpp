@@ -199,7 +199,8 @@ void write_others(const VectorizeOptions& o, const TextCorpus& corpus, const Vec
     create_parent_folder(o.vocabulary_out);
     outputs.write(o.vocabulary_out, [&](const std::string& temp) { fitted.write_vocabulary(temp); });
   }
-  if (!o.labels_out.empty()) write_lines(o.labels_out, corpus.labels->names, outputs);
+  if (!o.labels_out.empty())
+    write_lines(o.labels_out, corpus.labels ? corpus.labels->names : std::vector<std::string>(), outputs);
   if (!o.weights_out.empty()) {
     std::vector<std::string> weights;
     weights.reserve(corpus.size());
@@ -367,7 +368,9 @@ int run_vectorize(const VectorizeOptions& o) {
   input.unlabeled = parse_unlabeled(o.unlabeled, "--unlabeled");
   const auto start = std::chrono::steady_clock::now();
   const TextCorpus corpus = read_corpus(input);
-  if (corpus.size() == 0) throw FileError(corpus.source, "no documents to vectorize");
+  // Fitting on nothing learns no vocabulary (scikit-learn's fit refuses it
+  // too); a fitted vectorizer makes the (0, F) matrix of transform([]).
+  if (corpus.size() == 0 && !fitted) throw FileError(corpus.source, "no documents to vectorize");
 
   TextMatrix x;
   if (fitted) {
@@ -379,9 +382,10 @@ int run_vectorize(const VectorizeOptions& o) {
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  if (!o.labels_out.empty() && !corpus.labels)
+  // No document has a label to lack: an empty input's labels file is empty.
+  if (!o.labels_out.empty() && !corpus.labels && corpus.size() > 0)
     throw UsageError("--labels-out", "the input has no labels (give --labels, or a labelled format)");
-  if (!o.labels_out.empty()) check_one_line_labels(o.labels_out, *corpus.labels, corpus);
+  if (!o.labels_out.empty() && corpus.labels) check_one_line_labels(o.labels_out, *corpus.labels, corpus);
   // Folders made for the outputs go again if a write fails (declared before
   // the outputs, whose temporaries go first).
   NewFolders new_folders({o.output, o.vocabulary_out, o.labels_out, o.weights_out,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, HashingVectorizer, TfidfVectorizer
 
 from cli_helpers import run_bagel
 
@@ -382,6 +382,39 @@ class TextCli(unittest.TestCase):
                                       r"7 terms, 17 non-zeros, [\d.]+ s \([\d.]+ MB/s, \d+ documents/s\)\n$")
         proc = self.vectorize("-i", self.dir / "train.ft")
         self.assertRegex(proc.stderr, r"^vectorize: 6 documents, \d+ terms")
+
+    def test_an_empty_input_through_a_fitted_vectorizer_is_a_matrix_of_no_rows(self):
+        # As CountVectorizer's transform([]); it had been "no documents to
+        # vectorize", which stays for fitting (fit([]) learns no vocabulary).
+        # TfidfVectorizer's transform([]) refuses no rows (check_array's
+        # minimum of one sample) and HashingVectorizer's fails on its first
+        # document: bagel gives the (0, F) float64 matrix that their rows of
+        # no document are.
+        docs = ["hello world", "more words here"]
+        text = self.write("two.txt", "".join(d + "\n" for d in docs))
+        empty = self.write("empty.txt", "")
+        transforms = {"count": lambda: CountVectorizer().fit(docs).transform([]),
+                      "tfidf": lambda: TfidfVectorizer().fit_transform(docs)[:0],
+                      "hashing": lambda: HashingVectorizer(n_features=5).transform(docs)[:0]}
+        for kind, transform in transforms.items():
+            with self.subTest(kind=kind):
+                fitted = self.dir / f"fitted-{kind}"
+                proc = self.vectorize("-q", "-i", text, "--set", f"kind={kind}", "--vectorizer-out", fitted,
+                                      *(["--set", "n_features=5"] if kind == "hashing" else []))
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                labels, weights = self.dir / "empty.labels", self.dir / "empty.weights"
+                for fmt in ("auto", "fasttext", "tsv"):
+                    proc = self.vectorize("-q", "-i", empty, "--format", fmt, "--vectorizer", fitted,
+                                          "--labels-out", labels, "--weights-out", weights)
+                    self.assertEqual(proc.returncode, 0, proc.stderr)
+                    got = sp.load_npz(self.dir / "out.npz")
+                    expected = transform()
+                    self.assertEqual((got.shape, got.dtype), (expected.shape, expected.dtype))
+                    self.assertEqual(got.shape, (0, 5))
+                    np.testing.assert_array_equal(got.indptr, expected.indptr)
+                    self.assertEqual((labels.read_text(), weights.read_text()), ("", ""))
+        proc = self.vectorize("-q", "-i", empty)
+        self.assert_one_line_error(proc, 1, f"{empty}: no documents to vectorize")
 
     def test_hashing_has_no_vocabulary_to_write(self):
         vocab = self.dir / "hashing.vocab"
