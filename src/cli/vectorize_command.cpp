@@ -45,12 +45,23 @@ struct Settings {
   std::string section = "vectorizer";
 };
 
+// A whole bagel config, which vectorize takes only for its "vectorizer"
+// section: no vectorizer option is named "train" or "output".
+bool is_train_config(const nlohmann::json& json) {
+  return json.is_object() && (json.contains("train") || json.contains("output"));
+}
+
 Settings settings_from(const VectorizeOptions& o) {
   Settings settings;
   if (!o.config.empty()) {
     settings.json = read_json_file(o.config, "vectorizer config");
     if (settings.json.is_object() && settings.json.contains("vectorizer"))
       settings.json = settings.json["vectorizer"];
+    else if (is_train_config(settings.json))
+      throw FileError(o.config, "a train config without a \"vectorizer\" section (training on it fits "
+                                "scikit-learn's CountVectorizer defaults, as vectorize does without "
+                                "--config): expected vectorizer settings (min_df, ngram_range, ...) "
+                                "or a train config with \"vectorizer\"");
     else
       settings.section.clear();
   }

@@ -416,6 +416,30 @@ class TextCli(unittest.TestCase):
         proc = self.vectorize("-q", "-i", empty)
         self.assert_one_line_error(proc, 1, f"{empty}: no documents to vectorize")
 
+    def test_a_train_config_without_a_vectorizer_section_is_named_as_one(self):
+        # It had been "output: unknown key 'output'; valid keys: ...".
+        text = self.write("cfg-docs.txt", "hello world\nhello more words\n")
+        for config in ({"train": {"text": "cfg-docs.txt"}, "output": "m"}, {"output": "m"},
+                       {"train": {"text": "cfg-docs.txt"}}):
+            with self.subTest(config=config):
+                path = self.write("whole.json", json.dumps(config))
+                proc = self.vectorize("-q", "-i", text, "-c", path)
+                self.assert_one_line_error(proc, 1, f'{path}: a train config without a "vectorizer" '
+                                           'section', "expected vectorizer settings (min_df, "
+                                           'ngram_range, ...) or a train config with "vectorizer"')
+                self.assertNotIn("unknown key", proc.stderr)
+        # With the section, that section; a file of vectorizer settings alone, those.
+        vocab = self.dir / "cfg.vocab"
+        for config in ({"train": {"text": "cfg-docs.txt"}, "output": "m", "vectorizer": {"min_df": 2}},
+                       {"min_df": 2}):
+            proc = self.vectorize("-q", "-i", text, "-c", self.write("whole.json", json.dumps(config)),
+                                  "--vocabulary-out", vocab)
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(vocab.read_text(), "hello\n")
+        proc = self.vectorize("-q", "-i", text, "-c", self.write("whole.json", json.dumps({"min_df": 1})),
+                              "--vocabulary-out", vocab)
+        self.assertEqual(vocab.read_text(), "hello\nmore\nwords\nworld\n")
+
     def test_hashing_has_no_vocabulary_to_write(self):
         vocab = self.dir / "hashing.vocab"
         text = self.write("hash.txt", "hello world\n")
