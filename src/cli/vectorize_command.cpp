@@ -89,6 +89,22 @@ VectorizerOptions parse_options(const VectorizeOptions& o, const Settings& setti
   }
 }
 
+// Fitting's errors (no terms left after min_df and max_df) name the key as a
+// train config has it ("vectorizer.min_df"); vectorize names it as its -c
+// file or --set gives it, as parse_options does.
+std::pair<Vectorizer, TextMatrix> fit(const VectorizerOptions& options, const TextCorpus& corpus,
+                                      int threads, const VectorizeOptions& o, const std::string& section) {
+  try {
+    return Vectorizer::fit_transform(options, corpus, threads);
+  } catch (const ConfigError& e) {
+    constexpr std::string_view kTrainSection = "vectorizer.";
+    std::string key = e.field();
+    if (key.starts_with(kTrainSection)) key.erase(0, kTrainSection.size());
+    if (!section.empty()) key = section + "." + key;
+    rethrow_config_error(ConfigError(key, e.message()), o.config, o.overrides, section);
+  }
+}
+
 void write_lines(const std::string& path, const std::vector<std::string>& lines, AtomicOutputs& outputs) {
   std::string text;
   for (const std::string& line : lines) text += line + "\n";
@@ -337,10 +353,13 @@ int run_vectorize(const VectorizeOptions& o) {
   omp_set_num_threads(threads);
   std::optional<Vectorizer> fitted;
   VectorizerOptions options;
+  std::string section;  // where --config holds the options ("vectorizer" in a train config)
   if (!o.vectorizer.empty()) {
     fitted = load_fitted(o.vectorizer);
   } else {
-    options = parse_options(o, settings_from(o));
+    const Settings settings = settings_from(o);
+    section = settings.section;
+    options = parse_options(o, settings);
   }
 
   // Checked before the text is read: nothing to write, and an empty file
@@ -387,7 +406,7 @@ int run_vectorize(const VectorizeOptions& o) {
   if (fitted) {
     x = fitted->transform(corpus.documents.views(), threads);
   } else {
-    auto [vectorizer, matrix] = Vectorizer::fit_transform(options, corpus, threads);
+    auto [vectorizer, matrix] = fit(options, corpus, threads, o, section);
     x = std::move(matrix);
     fitted = std::move(vectorizer);
   }

@@ -396,5 +396,25 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertEqual(proc.returncode, status, proc.stderr)
                 self.assertTrue(proc.stderr.startswith("bagel: error: " + expected), proc.stderr)
 
+    def test_an_error_found_in_fitting_names_the_file_or_the_set(self):
+        # No term is in two documents: min_df 2 prunes them all while fitting.
+        docs = self.folder / "distinct.txt"
+        docs.write_text("alpha beta\ngamma delta\n")
+        alone = self.folder / "min-df.json"
+        alone.write_text('{"min_df": 2}')
+        whole = self.folder / "whole-min-df.json"
+        whole.write_text('{"train": {"text": "distinct.txt"}, "vectorizer": {"min_df": 2}}')
+        pruned = "After pruning, no terms remain. Try a lower min_df or a higher max_df."
+        for args, expected, status in [
+            (["--config", alone], f"{alone}: min_df: {pruned}", 1),
+            (["--config", whole], f"{whole}: vectorizer.min_df: {pruned}", 1),
+            (["--set", "min_df=2"], f"--set min_df=2: {pruned}", 2),
+        ]:
+            with self.subTest(args=args):
+                proc = run_bagel("vectorize", "-q", "-i", docs, "-o", self.folder / "f.npz", *args)
+                self.assertEqual(proc.returncode, status, proc.stderr)
+                self.assertEqual(proc.stderr, "bagel: error: " + expected + "\n")
+                self.assertFalse((self.folder / "f.npz").exists())
+
 if __name__ == "__main__":
     unittest.main()
