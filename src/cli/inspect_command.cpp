@@ -91,12 +91,21 @@ void print_output_weights(const OutputWeights& o, const std::vector<std::string>
   out << table.render("  ");
 }
 
+// Features without names are shown by column (#0 first); a model trained
+// on one-based svmlight calls column k feature k + 1 in its files.
+std::string unnamed_features_note(const Model& model) {
+  return trained_zero_based(model) == ZeroBased::kFalse
+             ? "no vocabulary (features by column index from 0: #k is feature k+1 of the one-based "
+               "training svmlight)"
+             : "no vocabulary (features by column index)";
+}
+
 void print_weights(const Model& model, const WeightsReport& report,
                    const std::vector<std::string>& names, const std::string& vocabulary,
                    const InspectOptions& o, std::ostream& out) {
   out << "model " << o.model << ": " << model.output_kind() << ", " << model.num_classes()
       << " classes (" << join(model.classes) << "), " << model.num_features << " features; "
-      << (names.empty() ? "no vocabulary (features by column index)" : "terms from " + vocabulary)
+      << (names.empty() ? unnamed_features_note(model) : "terms from " + vocabulary)
       << "\n";
   print_training(training_summary(model), out);
   out << "all weights: " << stats_line(report.overall) << "\n";
@@ -140,6 +149,8 @@ void print_explanation(const Model& model, const RowExplanation& e,
   if (!binary) bias_row.push_back(g(e.versus_bias));
   table.add_row(std::move(bias_row));
   out << table.render("  ");
+  if (names.empty() && trained_zero_based(model) == ZeroBased::kFalse)
+    out << "  (#k is column k from 0: feature k+1 of the one-based svmlight)\n";
   if (shown < e.contributions.size())
     out << "  (" << shown << " of " << e.contributions.size() << " non-zeros shown; --top N)\n";
 }

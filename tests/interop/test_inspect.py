@@ -318,6 +318,25 @@ class Explain(unittest.TestCase):
         from_svm = inspect_json(*args, "--input", svm, "--zero-based", "true")["rows"]
         self.assertEqual(from_npz, from_svm)
 
+    def test_a_one_based_models_columns_are_said_to_be_one_less_than_its_features(self):
+        # Column k is feature k+1 of the one-based svmlight the model trained on.
+        one_based = self.dir / "one-based.svm"
+        one_based.write_text("0 1:1 2:1\n1 3:1 4:1\n0 1:2\n1 4:1\n")
+        model = train_model(self.dir, {"train": {"features": str(one_based)}, "output": "one-based"},
+                            "one-based.json")
+        note = "#k is feature k+1 of the one-based training svmlight"
+        weights = run_bagel("inspect", "-m", model)
+        self.assertEqual(weights.returncode, 0, weights.stderr)
+        self.assertIn(note, weights.stdout)
+        row = self.dir / "row.svm"
+        row.write_text("0 1:5\n")
+        explained = run_bagel("inspect", "-m", model, "--explain", "-i", row, "--row", 0)
+        self.assertEqual(explained.returncode, 0, explained.stderr)
+        self.assertRegex(explained.stdout, r"\n  #0 +5 ")
+        self.assertIn("(#k is column k from 0: feature k+1 of the one-based svmlight)", explained.stdout)
+        zero_based = run_bagel("inspect", "-m", self.models["fortunes-multi"])
+        self.assertIn("no vocabulary (features by column index)\n", zero_based.stdout)
+
     def test_text_lists_the_largest_contributions_by_term(self):
         model = self.models["fortunes-multi"]
         vocab = (DATA / "fortunes-multi/vocab.txt").read_text().splitlines()
