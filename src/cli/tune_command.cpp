@@ -9,7 +9,7 @@
 #include "bagel/override_error.h"
 #include "bagel/json_parse.h"
 #include "bagel/progress.h"
-#include "bagel/train_plan.h"  // kMaxThreads
+#include "bagel/train_plan.h"  // kMaxThreads, parallel_strategy
 #include "bagel/tune.h"
 #include "cli_numbers.h"
 #include "cli_paths.h"
@@ -45,6 +45,13 @@ nlohmann::json tuned_config(const TrainConfig& config, const TuneTrial& trial) {
   doc["optimizer"]["l2"] = best.l2;
   doc["optimizer"]["epochs"] = best.epochs;
   doc["optimizer"]["schedule"] = to_string(best.schedule);
+  // "auto" averaging resolves by row count, and the trials train on fewer rows
+  // than train will without a valid set (80 %): write what they did. Averaging
+  // the config cannot take (on hogwild threads) stays "auto".
+  const OptimizerConfig& given = config.optimizer;
+  if (given.average_auto &&
+      (!best.average || given.threads == 1 || parallel_strategy(given) == ParallelStrategy::kReplicas))
+    doc["optimizer"]["average"] = best.average;
   return doc;
 }
 

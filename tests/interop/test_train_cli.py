@@ -312,6 +312,25 @@ class TrainCommandLine(FolderCase):
         self.assertEqual(meta["training"]["learning_rate"], best["optimizer"]["learning_rate"])
         self.assertNotIn("rate_calibration", meta["training"])  # the rate is set: no search
 
+    def test_tune_without_a_valid_set_writes_the_averaging_its_trials_trained_with(self):
+        # 10,500 rows: "auto" averages the trials' 80 % (8,400 rows, at most
+        # 10,000) but not all of them, as train reads the config.
+        proc = run_bagel("generate", self.dir / "g.npz", "--labels-out", self.dir / "g.labels",
+                         "--rows", 10500, "--features", 500, "--classes", 3, "--seed", 5)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        c = {"train": {"features": str(self.dir / "g.npz"), "labels": str(self.dir / "g.labels")},
+             "optimizer": {"seed": 1}, "output": str(self.model)}
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "1",
+                         "--threads", "1", "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        best = json.loads(tuned.read_text())
+        self.assertIs(best["optimizer"]["average"], True)
+        proc = self.train(best)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertIn("averaged", proc.stderr)
+        self.assertIs(json.loads((self.model / "model.json").read_text())["training"]["average"], True)
+
     def test_tune_refuses_to_write_over_its_inputs_and_makes_the_output_folder(self):
         # The tuned config is written after the whole search: over the
         # labels or the config it would have destroyed the run's own input.
