@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -46,6 +47,20 @@ Dataset rows_of(const Dataset& d, std::span<const Index> rows, const std::string
                  std::move(y), std::move(weight)};
 }
 
+// The l2 values tried: 0 and three penalties a decade apart, the config's own
+// l2 (above 0) replacing the nearest of those, so that its point is a trial.
+std::array<double, 4> l2_grid(double own) {
+  std::array<double, 4> l2s = {0, 1e-6, 1e-5, 1e-4};
+  if (own <= 0 || std::find(l2s.begin(), l2s.end(), own) != l2s.end()) return l2s;
+  const auto decades = [own](double g) { return std::abs(std::log10(g / own)); };
+  auto nearest = l2s.begin() + 1;
+  for (auto g = nearest + 1; g != l2s.end(); ++g)
+    if (decades(*g) < decades(*nearest)) nearest = g;
+  *nearest = own;
+  std::sort(l2s.begin(), l2s.end());
+  return l2s;
+}
+
 // The grid around the resolved defaults, ordered by how far each point is
 // from them (steps of the rate factor, l2 and epochs), defaults first.
 std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
@@ -55,7 +70,7 @@ std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
   };
   std::vector<Point> points;
   const int rate_steps[] = {0, -1, 1, -2, 2};  // x 2^step
-  const double l2s[] = {0, 1e-6, 1e-5, 1e-4};
+  const std::array<double, 4> l2s = l2_grid(defaults.l2);
   for (const int epoch_factor : {1, 2})
     for (const int step : rate_steps)
       for (std::size_t i = 0; i < std::size(l2s); ++i) {

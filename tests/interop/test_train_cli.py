@@ -331,6 +331,20 @@ class TrainCommandLine(FolderCase):
         self.assertIn("averaged", proc.stderr)
         self.assertIs(json.loads((self.model / "model.json").read_text())["training"]["average"], True)
 
+    def test_tune_tries_the_configs_own_l2(self):
+        # A set l2 is among the trials (the first, the config's own point),
+        # in place of the nearest grid value: the written config can then
+        # score no worse than the one given.
+        c = self.config()
+        c["optimizer"] = {"seed": 1, "l2": 0.0003}
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "60",
+                         "-o", str(self.dir / "tuned.json"), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [line.split(" | ") for line in proc.stdout.splitlines() if line.startswith("| sigmoid")]
+        self.assertEqual(len(rows), 40, proc.stdout)
+        self.assertEqual(rows[0][2], "0.0003")
+        self.assertEqual(sorted({float(row[2]) for row in rows}), [0, 1e-6, 1e-5, 3e-4])
+
     def test_tune_refuses_to_write_over_its_inputs_and_makes_the_output_folder(self):
         # The tuned config is written after the whole search: over the
         # labels or the config it would have destroyed the run's own input.
