@@ -201,7 +201,9 @@ BenchCase run_case(const std::string& name, const Dataset& data, int classes, in
   r.classes = classes;
   r.outputs = num_outputs_for(classes);
   r.batch_size = batch;
-  const double nnz_row = std::max(r.nnz_per_row, 1e-9);
+  // Rows without entries cost the sparse path nothing: no ratio to expect
+  // (NaN: "n/a" in the table, empty in the CSV, null in the JSON).
+  const double nnz_row = r.nnz_per_row > 0 ? r.nnz_per_row : NAN;
   r.expected_infer_ratio = r.features / nnz_row;
   r.expected_train_ratio = r.features * (2.0 * batch + 1) / (2.0 * batch * nnz_row);
 
@@ -351,6 +353,7 @@ std::vector<BenchCase> run_bench(const BenchConfig& c, Progress& progress) {
   if (c.input) {
     LabeledData raw;  // labels optional here: without them, alternating 0/1 (timing only)
     raw.features = read_features(c.input->features, c.input->zero_based, &raw.labels);
+    if (raw.features.rows() == 0) throw FileError(c.input->features, "has no rows to time");
     if (!c.input->labels.empty()) raw.labels = read_labels(c.input->labels);
     if (raw.labels.size() != 0 && static_cast<Index>(raw.labels.size()) != raw.features.rows())
       throw FileError(c.input->labels, "label count does not match the rows of " + c.input->features);
@@ -401,12 +404,13 @@ std::string bench_table(const std::vector<BenchCase>& cases) {
     const auto ratio = [](const Timing& d, const Timing& s) {
       return d.ms.empty() || s.median() <= 0 ? std::string("-") : fmt("%.1fx", d.median() / s.median());
     };
+    const auto expected = [](double x) { return std::isnan(x) ? std::string("n/a") : fmt("%.0fx", x); };
     std::snprintf(buf, sizeof buf, "%-10s %8d %9d %7.1f %4d %5d | %11s %11s %8s %8s | %11s %11s %8s %8s | %9s %9s\n",
                   name.c_str(), r.rows, r.features, r.nnz_per_row, r.outputs, r.batch_size,
                   ms(r.dense_infer).c_str(), ms(r.sparse_infer).c_str(),
-                  ratio(r.dense_infer, r.sparse_infer).c_str(), fmt("%.0fx", r.expected_infer_ratio).c_str(),
+                  ratio(r.dense_infer, r.sparse_infer).c_str(), expected(r.expected_infer_ratio).c_str(),
                   ms(r.dense_train).c_str(), ms(r.sparse_train).c_str(),
-                  ratio(r.dense_train, r.sparse_train).c_str(), fmt("%.0fx", r.expected_train_ratio).c_str(),
+                  ratio(r.dense_train, r.sparse_train).c_str(), expected(r.expected_train_ratio).c_str(),
                   r.dense_skipped ? "-" : fmt("%.1f", r.dense_peak_mb).c_str(),
                   fmt("%.1f", r.sparse_peak_mb).c_str());
     out << buf;
@@ -430,11 +434,12 @@ std::string bench_csv(const std::vector<BenchCase>& cases) {
     const auto ratio = [](const Timing& d, const Timing& s) {
       return d.ms.empty() || s.median() <= 0 ? std::string() : fmt("%.3f", d.median() / s.median());
     };
+    const auto expected = [](double x) { return std::isnan(x) ? std::string() : fmt("%.3f", x); };
     out << r.data << "," << r.rows << "," << r.features << "," << fmt("%.3f", r.nnz_per_row) << ","
         << r.classes << "," << r.outputs << "," << r.batch_size << "," << t(r.dense_infer) << ","
         << t(r.sparse_infer) << "," << ratio(r.dense_infer, r.sparse_infer) << ","
-        << fmt("%.3f", r.expected_infer_ratio) << "," << t(r.dense_train) << "," << t(r.sparse_train) << ","
-        << ratio(r.dense_train, r.sparse_train) << "," << fmt("%.3f", r.expected_train_ratio) << ","
+        << expected(r.expected_infer_ratio) << "," << t(r.dense_train) << "," << t(r.sparse_train) << ","
+        << ratio(r.dense_train, r.sparse_train) << "," << expected(r.expected_train_ratio) << ","
         << (r.dense_skipped ? "" : fmt("%.2f", r.dense_peak_mb)) << "," << fmt("%.2f", r.sparse_peak_mb)
         << "," << fmt("%.3g", r.forward_max_diff) << "," << fmt("%.3g", r.train_max_diff) << ","
         << (r.dense_skipped ? "true" : "false") << "\n";

@@ -382,6 +382,28 @@ class TrainCommandLine(FolderCase):
         self.assertIn("is the same file as --labels", proc.stderr)
         self.assertEqual((out / "bench.json").read_bytes(), (self.data / "train.labels").read_bytes())
 
+    def test_bench_refuses_a_file_without_rows_and_expects_nothing_of_empty_rows(self):
+        empty = self.dir / "r0.svm"
+        empty.write_text("")
+        proc = run_bagel("bench", "--input", str(empty), "-o", str(self.dir / "b0"), "--quiet")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"{empty}: has no rows", proc.stderr)
+        self.assertFalse((self.dir / "b0").exists())
+        # Rows without entries: no cost model to compare with.
+        bare = self.dir / "nnz0.svm"
+        bare.write_text("0 \n1 \n")
+        out = self.dir / "b1"
+        proc = run_bagel("bench", "--input", str(bare), "-o", str(out), "--quiet",
+                         "--set", "repetitions=1")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("000000x", proc.stdout)
+        self.assertIn(" n/a ", proc.stdout)
+        cases = json.loads((out / "bench.json").read_text())["cases"]
+        self.assertTrue(cases)
+        for case in cases:
+            self.assertIsNone(case["expected_infer_ratio"])
+            self.assertIsNone(case["expected_epoch_ratio"])
+
     def test_rows_of_weight_0_are_not_counted_as_clipped_steps(self):
         # One row of weight 1 among a thousand of weight 0: the rate suits
         # that row, and the others' clipped steps (they take none) must not
