@@ -297,6 +297,11 @@ TrainingData load_training_data(const TrainConfig& config, const Classes* classe
                        out.classes);
   } else if (config.valid) {
     out.valid = encode("valid", load_valid(config, train_svmlight, out), out.classes);
+    // Refused here, before the rate calibration and the training it would
+    // otherwise follow (its metrics need rows).
+    if (out.valid->x.rows() == 0)
+      throw FileError(input_name(config.valid->features),
+                      "has no rows; a valid set (valid.features) needs at least one labelled row");
   }
   const std::string labels_source = !config.train.labels.empty() ? config.train.labels
                                     : config.train.text            ? config.train.text->path

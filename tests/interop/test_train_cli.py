@@ -404,6 +404,27 @@ class TrainCommandLine(FolderCase):
             self.assertIsNone(case["expected_infer_ratio"])
             self.assertIsNone(case["expected_epoch_ratio"])
 
+    def test_an_empty_valid_file_is_refused_before_any_training(self):
+        # Found after the rate calibration and every trial, it had said
+        # "metrics: no rows".
+        tiny = self.dir / "tiny.svm"
+        tiny.write_text("0 1:1 2:1\n1 3:1\n0 1:2\n1 3:2 4:1\n")
+        empty = self.dir / "empty.svm"
+        empty.write_text("")
+        c = {"train": {"features": str(tiny)}, "valid": {"features": str(empty)},
+             "output": str(self.model)}
+        expected = f"{empty}: has no rows; a valid set (valid.features) needs at least one labelled row"
+        proc = self.train(c)
+        self.assert_fails(proc, expected)
+        self.assertEqual(proc.returncode, 1)
+        self.assertNotIn("epoch", proc.stderr)
+        self.assert_no_model_written()
+        tuned = self.dir / "et.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "-o", str(tuned))
+        self.assert_fails(proc, expected)
+        self.assertEqual(proc.returncode, 1)
+        self.assertFalse(tuned.exists())
+
     def test_rows_of_weight_0_are_not_counted_as_clipped_steps(self):
         # One row of weight 1 among a thousand of weight 0: the rate suits
         # that row, and the others' clipped steps (they take none) must not
