@@ -154,10 +154,11 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
   for (int i = 0; i < n; ++i) {
     TuneTrial& t = result.trials[static_cast<std::size_t>(i)];
-    // Start only if a trial as long as the mean so far still ends in time.
+    // The first round, one trial a thread, always runs (it gives the mean);
+    // later trials start only if one as long as the mean still ends in time.
     const int finished = done.load();
     const double mean = finished > 0 ? busy_seconds.load() / finished : 0.0;
-    if (i > 0 && seconds_since(t0) + mean > budget_seconds) continue;
+    if (i >= team && seconds_since(t0) + mean > budget_seconds) continue;
     const auto start = Clock::now();
     try {
       Model m = Model::zeros(names, true, train.x.cols(), t.head);

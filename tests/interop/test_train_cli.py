@@ -345,6 +345,19 @@ class TrainCommandLine(FolderCase):
         self.assertEqual(rows[0][2], "0.0003")
         self.assertEqual(sorted({float(row[2]) for row in rows}), [0, 1e-6, 1e-5, 3e-4])
 
+    def test_tunes_first_round_one_trial_a_thread_always_runs(self):
+        # As README and --help say; only the defaults' trial had run.
+        c = self.config()
+        c["optimizer"] = {"seed": 1}
+        for threads in (1, 3):
+            proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "0.000001",
+                             "--threads", threads, "-o", str(self.dir / "tuned.json"), "--quiet")
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            rows = [line for line in proc.stdout.splitlines() if line.startswith("| sigmoid")]
+            self.assertEqual(len(rows), threads, proc.stdout)
+            self.assertIn(f"{threads} trials in", proc.stdout)
+            self.assertIn(f"{40 - threads} left out by the budget", proc.stdout)
+
     def test_tune_refuses_to_write_over_its_inputs_and_makes_the_output_folder(self):
         # The tuned config is written after the whole search: over the
         # labels or the config it would have destroyed the run's own input.
