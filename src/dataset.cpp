@@ -135,8 +135,8 @@ void weigh_rows(TrainingData& data, const OptimizerConfig& optimizer,
   const std::vector<float>& w = data.train.weight;
   if (w.empty() || std::any_of(w.begin(), w.end(), [](float v) { return v != 0; })) return;
   const std::string message =
-      "every training row has weight 0 (its sample weight times its class's weight): there is "
-      "nothing to learn from";
+      "every training row has weight 0 (its sample weight times its class's weight; one below "
+      "float32's smallest normal, 1.2e-38, is 0 in training): there is nothing to learn from";
   if (sample_weight.empty()) throw ConfigError("optimizer.class_weight", message);
   throw FileError(source, message);
 }

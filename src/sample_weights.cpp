@@ -84,6 +84,10 @@ std::vector<float> row_weights(std::span<const double> class_weight,
   for (std::size_t i = 0; i < y.size(); ++i) {
     w[i] = static_cast<float>(class_weight[static_cast<std::size_t>(y[i])] *
                               (sample.empty() ? 1.0 : double(sample[i])));
+    // Training flushes subnormal floats to 0 (float_env.h): a weight below
+    // float32's smallest normal is 0 there, so it is 0 everywhere, where the
+    // rate calibration had kept such rows and then found none.
+    if (std::fpclassify(w[i]) == FP_SUBNORMAL) w[i] = 0;
     all_one = all_one && w[i] == 1.0f;
   }
   if (all_one) w.clear();

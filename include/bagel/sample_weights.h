@@ -37,8 +37,9 @@ std::vector<float> read_sample_weights(const std::string& path, std::int64_t row
 void check_sample_weights(std::span<const float> weights, std::int64_t rows,
                           const std::string& source);
 
-// w_i = class_weight[y_i] * sample[i] (sample empty: 1). Empty when every
-// weight is 1, so that unweighted training takes no extra step.
+// w_i = class_weight[y_i] * sample[i] (sample empty: 1), 0 where that is
+// below float32's smallest normal. Empty when every weight is 1, so that
+// unweighted training takes no extra step.
 std::vector<float> row_weights(std::span<const double> class_weight,
                                std::span<const std::int32_t> y, std::span<const float> sample);
 

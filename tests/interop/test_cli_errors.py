@@ -412,6 +412,15 @@ class ErrorLines(unittest.TestCase):
                          "--set", f"train.sample_weights={zeros}")
         self.assert_error(proc, 1, f"{zeros}: every training row has weight 0")
         self.assertFalse((self.dir / "m3").exists())
+        # Below float32's smallest normal, training's 0: the same error, where
+        # the rate calibration had failed on a vector sized from no rows.
+        tiny = self.dir / "tiny.weights"
+        tiny.write_text("1e-39\n" * 100)
+        proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m3",
+                         "--set", f"train.sample_weights={tiny}", "--set", "optimizer.learning_rate=auto")
+        self.assert_error(proc, 1, f"{tiny}: every training row has weight 0",
+                          "below float32's smallest normal")
+        self.assertFalse((self.dir / "m3").exists())
         # Class weights that the data makes all 0: the key is named as a
         # parse error names it, the --set that gave it (exit 2) or the file.
         proc = run_bagel("train", "--config", self.config, "-o", self.dir / "m4",

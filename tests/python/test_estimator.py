@@ -362,6 +362,31 @@ def test_partial_fit_takes_a_chunk_that_weighs_nothing_as_sgdclassifier_does(mul
                                             sample_weight=np.zeros(5))
 
 
+def test_weights_below_float32s_smallest_normal_count_as_0():
+    # Training flushes them to 0; the rate calibration had kept their rows,
+    # found none, and failed with "cannot create std::vector larger than max_size()".
+    x = sp.random(200, 50, density=0.2, format="csr", dtype=np.float32, random_state=0)
+    y = np.where(x[:, :25].sum(1).A1 > x[:, 25:].sum(1).A1, "a", "b")
+    for tiny in (1e-39, 1e-45):
+        with pytest.raises(ValueError, match=r"^sample_weight: every training row has weight 0 "
+                                             r".*below float32's smallest normal"):
+            bagel.BagelClassifier().fit(x, y, sample_weight=np.full(200, tiny))
+    with pytest.raises(bagel.InvalidParameterError,
+                       match=r"^class_weight: every training row has weight 0"):
+        bagel.BagelClassifier(class_weight={"a": 1e-39, "b": 1e-39}).fit(x, y)
+    # Some rows that tiny: the model of those rows weighted 0.
+    tiny, zero = np.ones(200), np.ones(200)
+    tiny[::3], zero[::3] = 1e-39, 0
+    a = bagel.BagelClassifier(seed=0).fit(x, y, sample_weight=tiny)
+    b = bagel.BagelClassifier(seed=0).fit(x, y, sample_weight=zero)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    # A later partial_fit chunk of such weights moves nothing, as one of zeros.
+    clf = bagel.BagelClassifier().partial_fit(x, y, classes=["a", "b"])
+    coef = clf.coef_.copy()
+    clf.partial_fit(x[:5], y[:5], sample_weight=np.full(5, 1e-39))
+    np.testing.assert_array_equal(clf.coef_, coef)
+
+
 def test_load_keeps_softmax_set_for_two_classes(binary, tmp_path):
     (xtr, ytr) = binary["train"]
     bagel.BagelClassifier(epochs=2, multiclass="softmax").fit(xtr, ytr).save(tmp_path / "m")

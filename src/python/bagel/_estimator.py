@@ -361,8 +361,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         return self
 
     def _weigh_nothing(self, y_ids, classes, sample_weight) -> bool:
-        """Every row weighs 0 (its sample weight times its class's weight).
-        Weights that are not numbers >= 0 are left for fit's checks."""
+        """Every row weighs 0 (its sample weight times its class's weight;
+        as float32, below whose smallest normal training counts a weight as
+        0). Weights that are not numbers >= 0 are left for fit's checks."""
         try:
             w = np.ones(len(y_ids)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
             if isinstance(self.class_weight, dict):
@@ -370,7 +371,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 w = w * np.array([by_name.get(_class_name(c), 1.0) for c in classes])[y_ids]
         except (TypeError, ValueError):
             return False
-        return w.shape == (len(y_ids),) and len(w) > 0 and bool(np.all(w == 0))
+        with np.errstate(over="ignore"):
+            zero = (w >= 0) & (w.astype(np.float32) < np.finfo(np.float32).tiny)
+        return w.shape == (len(y_ids),) and len(w) > 0 and bool(np.all(zero))
 
     def _asked_rate(self, key):
         value = _plain(getattr(self, key))
