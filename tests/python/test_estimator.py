@@ -684,3 +684,17 @@ def test_string_labels_are_encoded_as_numpy_unique_encodes_them(y):
     np.testing.assert_array_equal(classes, expected_classes)
     np.testing.assert_array_equal(ids, expected_ids)
     assert classes.dtype == y.dtype
+
+
+def _two_class_rows():
+    x = sp.random(60, 20, density=0.3, format="csr", dtype=np.float32, random_state=1)
+    y = np.where(x[:, :10].sum(1).A1 > x[:, 10:].sum(1).A1, "a", "b")
+    return x, y
+
+
+def test_x_with_2_to_the_31_columns_is_a_valueerror_naming_the_limit():
+    # pybind11 had said "Unable to cast Python instance to C++ type".
+    x = sp.csr_matrix((np.ones(2, np.float32), (np.array([0, 1]), np.array([0, 5]))),
+                      shape=(2, 2**31))
+    with pytest.raises(ValueError, match=r"^X: 2147483648 columns exceed 2\^31 - 1"):
+        bagel.BagelClassifier().fit(x, ["a", "b"])

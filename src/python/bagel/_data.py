@@ -35,6 +35,9 @@ def csr_arrays(X) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
     whose data scikit-learn's check_array has already made float32, or a dense
     2-d array. The caller's buffers are returned where their dtypes and layout
     allow."""
+    if X.shape[1] > _INDEX_LIMIT:
+        raise ValueError(f"X: {X.shape[1]} columns exceed 2^31 - 1, the most bagel supports "
+                         f"(rows, columns and non-zeros must each stay below 2^31)")
     if not sp.issparse(X):
         X = sp.csr_matrix(X)
     nnz = int(X.indptr[-1])
