@@ -244,8 +244,20 @@ ModelDirClaim claim_model_dir(const fs::path& dir, bool force, ModelSource sourc
   return ModelDirClaim(folder_name(dir));
 }
 
+namespace {
+
+// The folder, checked before its claim file is made beside it: a path under
+// a file ("afile/m") is named as such, not by the claim file it stops.
+fs::path checked_folder(const fs::path& dir, bool force, ModelSource source) {
+  fs::path folder = folder_name(dir);
+  check_model_dir(folder, force, source);
+  return folder;
+}
+
+}  // namespace
+
 ModelDirWriter::ModelDirWriter(const fs::path& dir, bool force, ModelSource source)
-    : dir_(folder_name(dir)), force_(force), source_(source), claim_(dir_) {
+    : dir_(checked_folder(dir, force, source)), force_(force), source_(source), claim_(dir_) {
   check_model_dir(dir_, force_, source_);
   remove_dead_temporaries(dir_);
   const ModelDirState state = model_dir_state(dir_);

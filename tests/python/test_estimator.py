@@ -698,3 +698,27 @@ def test_x_with_2_to_the_31_columns_is_a_valueerror_naming_the_limit():
                       shape=(2, 2**31))
     with pytest.raises(ValueError, match=r"^X: 2147483648 columns exceed 2\^31 - 1"):
         bagel.BagelClassifier().fit(x, ["a", "b"])
+
+
+def test_save_and_load_take_paths_as_pythons_file_functions_do(tmp_path):
+    x, y = _two_class_rows()
+    clf = bagel.BagelClassifier(epochs=1).fit(x, y)
+    target = tmp_path / "m"
+    clf.save(bytes(target))  # str() of bytes had named a folder "b'...'"
+    assert (target / "model.json").is_file()
+    np.testing.assert_array_equal(bagel.load(bytes(target)).coef_, clf.coef_)
+    np.testing.assert_array_equal(bagel.load(target).coef_, clf.coef_)
+    for bad in ("", b""):
+        with pytest.raises(ValueError, match=r"^path is empty$"):
+            clf.save(bad)
+        with pytest.raises(ValueError, match=r"^path is empty$"):
+            bagel.load(bad)
+    with pytest.raises(TypeError):
+        clf.save(5)
+    # Under a file: named as the CLI names it, not by the claim file.
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(Exception, match=r"afile is a file, not a folder") as caught:
+        clf.save(str(afile / "m"))
+    assert "bagel-lock" not in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "m"]

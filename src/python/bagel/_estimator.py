@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import numbers
+import os
 import warnings
 
 import numpy as np
@@ -144,6 +145,15 @@ def _check_classes(classes) -> None:
             check_classification_targets(values)
         except ValueError as e:
             raise ValueError(f"classes: {e}") from None
+
+
+def _path_argument(path) -> bytes:
+    """A str, bytes or os.PathLike path as the file system's bytes, as
+    Python's own file functions take it (str() of b"m" is "b'm'")."""
+    path = os.fsencode(path)
+    if not path:
+        raise ValueError("path is empty")
+    return path
 
 
 def _holds_text(X) -> bool:
@@ -627,7 +637,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         """Writes the model directory `bagel predict -m path` reads (README §5);
         same folder rules as `bagel train -o path [--force]`."""
         self._check_fitted()
-        self._model.save(str(path), force)
+        self._model.save(_path_argument(path), force)
 
     def __sklearn_tags__(self):  # scikit-learn >= 1.6
         tags = super().__sklearn_tags__()
@@ -640,7 +650,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
 def load(path: str) -> BagelClassifier:
     """A fitted BagelClassifier from a model directory written by `bagel train`
     or BagelClassifier.save; its parameters are those the model was trained with."""
-    model = _core.load_model(str(path))
+    model = _core.load_model(_path_argument(path))
     config = json.loads(model.config_json)
     params = {k: v for k, v in config.get("optimizer", {}).items() if k in _DEFAULTS}
     layer = config.get("model", {}).get("layer")
