@@ -722,3 +722,17 @@ def test_save_and_load_take_paths_as_pythons_file_functions_do(tmp_path):
         clf.save(str(afile / "m"))
     assert "bagel-lock" not in str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "m"]
+
+
+def test_partial_fit_checks_classes_as_scikit_learn_does():
+    x, y = _two_class_rows()
+    with pytest.raises(ValueError, match=r"^classes: Expected array-like"):
+        bagel.BagelClassifier().partial_fit(x, y, classes={"a", "b"})
+    with pytest.raises(ValueError, match=r"^classes: expected a 1-d array-like"):
+        bagel.BagelClassifier().partial_fit(x, y, classes=[["a", "b"], ["c", "d"]])
+    clf = bagel.BagelClassifier(epochs=1).fit(x, y)
+    with pytest.raises(ValueError, match=r"^classes: 'a', 'c' differ from the classes the "
+                                         r"estimator was fitted with, 'a', 'b'$"):
+        clf.partial_fit(x, y, classes=["a", "c"])
+    clf.partial_fit(x, y, classes=np.array(["b", "a"]))  # the same classes: taken
+

@@ -133,11 +133,19 @@ def _check_targets(y) -> None:
         check_classification_targets(y)
 
 
-def _check_classes(classes) -> None:
-    """partial_fit's `classes` are labels as y's are: finite, and not
-    continuous (scikit-learn's SGDClassifier refuses NaN, inf and 2.5 among
-    integers alike)."""
+def _check_classes(classes) -> np.ndarray:
+    """partial_fit's `classes` as an array: a 1-d array-like of labels as y's
+    are, finite, and not continuous (scikit-learn's SGDClassifier refuses NaN,
+    inf and 2.5 among integers alike). A set or a dict is no array (numpy
+    would make it one object)."""
+    if isinstance(classes, (set, frozenset, dict, str, bytes)) or not (
+            hasattr(classes, "__len__") or hasattr(classes, "__array__")):
+        raise ValueError(f"classes: Expected array-like (a list or 1-d array of labels), got "
+                         f"{type(classes).__name__}")
     values = np.asarray(classes)
+    if values.ndim != 1:
+        raise ValueError(f"classes: expected a 1-d array-like of labels, got {values.ndim} "
+                         f"dimensions, shape {values.shape}")
     if values.dtype.kind in "fc" and not np.all(np.isfinite(values)):
         raise ValueError("classes: contains NaN or infinity; classes are labels")
     if values.dtype.kind in "fciu":
@@ -145,6 +153,7 @@ def _check_classes(classes) -> None:
             check_classification_targets(values)
         except ValueError as e:
             raise ValueError(f"classes: {e}") from None
+    return values
 
 
 def _path_argument(path) -> bytes:
@@ -340,7 +349,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=first)
             _check_targets(y)
             if classes is not None:
-                _check_classes(classes)
+                classes = _check_classes(classes)
             if first:
                 known = np.unique(classes)
                 if len(known) < 2:
@@ -349,7 +358,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 known = self.classes_
                 if classes is not None and not np.array_equal(np.unique(classes), known):
                     raise ValueError(f"classes: {_quoted(list(np.unique(classes)))} differ from "
-                                     f"those of the first partial_fit call, {_quoted(list(known))}")
+                                     f"the classes the estimator was fitted with, "
+                                     f"{_quoted(list(known))}")
             y_ids = self._encode(y, known, "y")
             self._check_partial_fit_parameters(first)
             if not first and self._weigh_nothing(y_ids, known, sample_weight):
