@@ -63,20 +63,25 @@ std::array<double, 4> l2_grid(double own) {
 
 // The grid around the resolved defaults, ordered by how far each point is
 // from them (steps of the rate factor, l2 and epochs), defaults first.
+// "optimal" sets its own rates from alpha = l2 + l1: steps of the rate would
+// train one model five times, and alpha 0 is refused; each point's rate is
+// its first step's, alpha^(-1/4), as model.json records it.
 std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
   struct Point {
     int distance;
     OptimizerConfig c;
   };
   std::vector<Point> points;
-  const int rate_steps[] = {0, -1, 1, -2, 2};  // x 2^step
+  const bool optimal = defaults.schedule == ScheduleKind::kOptimal;
+  const std::vector<int> rate_steps = optimal ? std::vector<int>{0} : std::vector<int>{0, -1, 1, -2, 2};
   const std::array<double, 4> l2s = l2_grid(defaults.l2);
   for (const int epoch_factor : {1, 2})
     for (const int step : rate_steps)
       for (std::size_t i = 0; i < std::size(l2s); ++i) {
         OptimizerConfig c = defaults;
-        c.learning_rate = std::ldexp(defaults.learning_rate, step);
         c.l2 = l2s[i];
+        if (optimal && !(c.l2 + c.l1 > 0)) continue;
+        c.learning_rate = optimal ? std::pow(c.l2 + c.l1, -0.25) : std::ldexp(defaults.learning_rate, step);
         if (c.learning_rate * c.l2 >= 1) continue;
         c.epochs = defaults.epochs * epoch_factor;
         const int l2_distance = defaults.l2 == 0 ? static_cast<int>(i) : (c.l2 == defaults.l2 ? 0 : 1);
@@ -121,7 +126,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   // The trials train on one thread (below), which can always average.
   resolve_averaging(defaults, weighted_rows(train.x.rows(), train.weight), true);
   if (defaults.epochs <= 0) defaults.epochs = auto_epochs(train.x, defaults.average, train.weight);
-  if (defaults.learning_rate <= 0) {
+  if (defaults.learning_rate <= 0 && defaults.schedule != ScheduleKind::kOptimal) {
     // The rate train would calibrate, and the bias rate that goes with it
     // (below 1 for rows of small norm): the trials set explicit rates,
     // where "auto" alone would give the bias the full rate.

@@ -345,6 +345,25 @@ class TrainCommandLine(FolderCase):
         self.assertEqual(rows[0][2], "0.0003")
         self.assertEqual(sorted({float(row[2]) for row in rows}), [0, 1e-6, 1e-5, 3e-4])
 
+    def test_tune_under_the_optimal_schedule_varies_no_rate(self):
+        # "optimal" sets its rates from alpha = l2 + l1: one trial per l2 above
+        # 0 and epoch count, each with its first step's rate, alpha^(-1/4).
+        c = self.config()
+        c["optimizer"] = {"seed": 1, "schedule": "optimal", "l2": 1e-4}
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "60",
+                         "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        rows = [line.split(" | ") for line in proc.stdout.splitlines() if line.startswith("| sigmoid")]
+        self.assertEqual(len(rows), 6, proc.stdout)
+        self.assertEqual(sorted((float(r[2]), int(r[3])) for r in rows),
+                         sorted((l2, e) for l2 in (1e-6, 1e-5, 1e-4) for e in {int(r[3]) for r in rows}))
+        for row in rows:
+            self.assertAlmostEqual(float(row[1]), float(row[2]) ** -0.25, delta=1e-3 * float(row[1]))
+        best = json.loads(tuned.read_text())
+        self.assertEqual(best["optimizer"]["schedule"], "optimal")
+        self.assertEqual(self.train(best, "--quiet").returncode, 0)
+
     def test_tunes_first_round_one_trial_a_thread_always_runs(self):
         # As README and --help say; only the defaults' trial had run.
         c = self.config()
