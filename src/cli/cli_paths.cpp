@@ -1,5 +1,7 @@
 #include "cli_paths.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <iterator>
@@ -65,13 +67,30 @@ void check_output_file(const std::string& path, const std::string& option) {
 
 namespace {
 
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec)) {
-    const bool same = fs::equivalent(a, b, ec);
-    if (!ec) return same;
-  }
-  return fs::weakly_canonical(fs::absolute(a), ec) == fs::weakly_canonical(fs::absolute(b), ec);
+// Whether `a` and `b` are one path by two spellings (./x and x, a link to
+// its folder), where one of them does not exist yet.
+bool same_new_path(const std::string& a, const std::string& b) {
+  std::error_code ea, eb;
+  const fs::path ca = fs::weakly_canonical(fs::absolute(a), ea);
+  const fs::path cb = fs::weakly_canonical(fs::absolute(b), eb);
+  if (ea || eb) return fs::absolute(a).lexically_normal() == fs::absolute(b).lexically_normal();
+  return ca == cb;
+}
+
+// Whether writing `output` would replace `other`. Existing files compare by
+// device and inode (links, /dev/stdout, pipes alike: fs::equivalent refuses
+// two non-regular files). Against an input, only a regular file is lost by
+// writing it: a pipe or terminal both read and written loses nothing. Two
+// outputs on one stream of any kind would interleave, so they clash.
+bool same_file(const std::string& output, const std::string& other, bool other_is_input) {
+  struct stat so {}, st {};
+  const bool output_exists = ::stat(output.c_str(), &so) == 0;
+  const bool other_exists = ::stat(other.c_str(), &st) == 0;
+  if (output_exists && other_exists)
+    return so.st_dev == st.st_dev && so.st_ino == st.st_ino && (!other_is_input || S_ISREG(so.st_mode));
+  // Through a folder still to be made (x/../in.txt) a path stats as
+  // missing, yet leads, once made, to the file it names.
+  return same_new_path(output, other);
 }
 
 }  // namespace
@@ -81,11 +100,11 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     if (!given(outputs[i])) continue;
     for (const NamedPath& in : inputs)
-      if (given(in) && same_file(outputs[i].path, in.path))
+      if (given(in) && same_file(outputs[i].path, in.path, true))
         throw UsageError(outputs[i].option + " " + outputs[i].path,
                          "is the same file as " + in.option + "; writing it would destroy that input");
     for (std::size_t j = i + 1; j < outputs.size(); ++j)
-      if (given(outputs[j]) && same_file(outputs[i].path, outputs[j].path))
+      if (given(outputs[j]) && same_file(outputs[i].path, outputs[j].path, false))
         throw UsageError(outputs[j].option + " " + outputs[j].path,
                          "is the same file as " + outputs[i].option + "; each output needs a file of its own");
   }

@@ -47,7 +47,10 @@ struct NamedPath {
 // another output (`predict -i x.npz -o x.npz`, `-o MODEL/model.json`,
 // `generate x.npz --labels-out x.npz`): writing it would destroy the input,
 // or one output would replace the other after the work. Empty paths and
-// "-" are skipped; existing files are compared as files (links included).
+// "-" are skipped; existing files are compared by device and inode (links,
+// /dev/stdout and pipes included). An output on a pipe or device that an
+// input also reads (`-i /dev/stdin -o /dev/stdout` on one terminal)
+// destroys nothing: only a regular file input is refused.
 void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vector<NamedPath>& inputs);
 
 // Throws UsageError, naming the later option, when two inputs are one

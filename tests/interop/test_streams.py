@@ -234,6 +234,23 @@ class Streams(unittest.TestCase):
         docs.unlink()
         self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["p.csv"])
 
+    def test_a_pipe_in_and_a_pipe_out_are_not_the_same_file(self):
+        # Both named through /dev: two pipes were compared by canonical names
+        # that neither has, and refused as one file.
+        expected = self.predict_file(self.test_npz, "--proba")
+        proc = self.shell('set -o pipefail; cat "$2" | "$1" predict -q -m "$3" -i /dev/stdin -o /dev/stdout --proba | cat',
+                          self.test_npz, self.model)
+        self.assertEqual(proc.stdout, expected)
+        converted = run_bagel("convert", self.test_npz, "/dev/stdout", "--labels", self.test_labels)
+        proc = self.shell('set -o pipefail; cat "$2" | "$1" convert /dev/stdin /dev/stdout --labels "$3" | cat',
+                          self.test_npz, self.test_labels)
+        self.assertEqual(proc.stdout, converted.stdout)
+        # Two outputs on one pipe would interleave: still refused.
+        proc = subprocess.run(["bash", "-c", '"$1" predict -q -m "$2" -i "$3" -l "$4" -o /dev/stdout '
+                               '--metrics /dev/fd/1 | cat', "bash", BAGEL, self.model, self.test_npz,
+                               self.test_labels], capture_output=True, timeout=120)
+        self.assertIn(b"is the same file as -o", proc.stderr)
+
     def shell(self, script, *args):
         """bash -c SCRIPT with $1 the bagel under test and $2... ARGS, its
         temporaries under a folder of the case's own."""
