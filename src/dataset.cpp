@@ -83,6 +83,11 @@ FeatureFormat feature_format_of(const std::string& path) {
   return feature_format(path, first_bytes(path));
 }
 
+bool has_svmlight_name(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".svm" || ext == ".svmlight" || ext == ".libsvm";
+}
+
 CsrMatrix read_features(InputStream& in, ZeroBased zero_based, RawLabels* labels,
                         FeatureFormat* format, ZeroBased* base) {
   const FeatureFormat f = feature_format(in.name(), in.peek(kFormatMagicBytes));

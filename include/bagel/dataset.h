@@ -30,6 +30,11 @@ FeatureFormat feature_format(const std::string& path, std::string_view head);
 // feature_format() of a regular file, by its first bytes and name.
 FeatureFormat feature_format_of(const std::string& path);
 
+// Whether `path`'s name marks it as svmlight: *.svm, *.svmlight or *.libsvm.
+// Any file not .npz/.npy reads as svmlight where features are expected; a
+// model trained on text reads raw text unless the name says features.
+bool has_svmlight_name(const std::string& path);
+
 // Reads .npz (scipy CSR) or svmlight text, by feature_format(). An .npy is an
 // error that says how to save a CSR instead. For svmlight, `labels` receives
 // the labels in the file when non-null. `format`, when non-null, receives the

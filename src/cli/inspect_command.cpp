@@ -184,8 +184,10 @@ CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
   text.model = o.model;
   text.input = o.input;
   text.text_format = o.text_format;
+  text.zero_based = o.zero_based;
   text.threads = resolve_threads(0);
   check_text_format_applies(model, text);
+  check_zero_based_applies(model, text);
   if (reads_text(model, o.input)) {
     CsrMatrix x = read_model_text(model, text).features;
     check_features_fit(model, x, input_name(o.input), ColumnCount::kStored);
@@ -193,7 +195,7 @@ CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
   }
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;
-  const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
+  const ZeroBased zero_based = input_zero_based(model, text);
   CsrMatrix x = read_features(o.input, zero_based, nullptr, &format, &read_base);
   if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
   check_features_fit(model, x, input_name(o.input),

@@ -50,7 +50,7 @@ bool reads_text(const Model& model, const std::string& input) {
   if (is_stream(input)) return true;
   std::error_code ec;
   if (std::filesystem::is_directory(input, ec)) return true;
-  return feature_format_of(input) != FeatureFormat::kNpz;
+  return feature_format_of(input) != FeatureFormat::kNpz && !has_svmlight_name(input);
 }
 
 void check_text_format_applies(const Model& model, const ModelTextInput& in) {
@@ -61,8 +61,23 @@ void check_text_format_applies(const Model& model, const ModelTextInput& in) {
                      "--text-format applies to models trained on text; give this model features "
                      "(.npz or svmlight) without it");
   if (!reads_text(model, in.input))
-    throw UsageError("--text-format", input_name(in.input) + " is an .npz, which a model trained on text "
-                                      "takes as already vectorised: leave --text-format out");
+    throw UsageError("--text-format", input_name(in.input) + " is features (an .npz, or svmlight by its "
+                                      "name), which a model trained on text takes as already "
+                                      "vectorised: leave --text-format out");
+}
+
+void check_zero_based_applies(const Model& model, const ModelTextInput& in) {
+  if (in.zero_based == "auto" || !reads_text(model, in.input)) return;
+  throw UsageError("--zero-based",
+                   "the model in " + in.model + " was trained on text, and " + input_name(in.input) +
+                       " is read as text: --zero-based applies to svmlight features, which a "
+                       "model trained on text reads from a file named *.svm, *.svmlight or "
+                       "*.libsvm; leave it out, or name the file so");
+}
+
+ZeroBased input_zero_based(const Model& model, const ModelTextInput& in) {
+  const ZeroBased asked = parse_zero_based(in.zero_based, "--zero-based");
+  return asked == ZeroBased::kAuto && model.vectorizer ? ZeroBased::kTrue : asked;
 }
 
 LabeledData read_model_text(const Model& model, const ModelTextInput& in) {

@@ -16,19 +16,31 @@ struct ModelTextInput {
   std::string model;                // the model's folder, for messages
   std::string input;                // a file, a folder, "-" or a pipe
   std::string text_format = "auto"; // --text-format
+  std::string zero_based = "auto";  // --zero-based
   bool has_labels = false;          // --labels given: "auto" reads one document a line
   int threads = 0;                  // resolved
   bool quiet = false;               // no notes on stderr
 };
 
 // The model reads `input` as raw text: it has a vectorizer and the input is
-// not an .npz (by its first bytes), which is taken as already vectorised.
+// neither an .npz (by its first bytes) nor named as svmlight (*.svm,
+// *.svmlight, *.libsvm): those are taken as already vectorised.
 bool reads_text(const Model& model, const std::string& input);
 
 // --text-format other than "auto" where no text is read (a model trained on
 // numbers, or an .npz) is a usage error: ignored, the input would be read
 // as features and a text file fail as svmlight with no word about why.
 void check_text_format_applies(const Model& model, const ModelTextInput& in);
+
+// --zero-based for an input read as text is a usage error: ignored, an
+// svmlight file not named as one would be read as words (and predicted
+// with exit 0) with no word about why.
+void check_zero_based_applies(const Model& model, const ModelTextInput& in);
+
+// The base svmlight is read with. A text model's columns count from 0, as
+// vectorize writes them and convert writes svmlight by default: "auto"
+// would take a file without a 0 for one-based and shift every word.
+ZeroBased input_zero_based(const Model& model, const ModelTextInput& in);
 
 // The documents vectorised, with their labels where the input has them.
 // Errors that a training setting would lift name the model's setting and

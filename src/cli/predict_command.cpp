@@ -301,6 +301,7 @@ ModelTextInput text_input(const PredictOptions& o) {
   in.model = o.model;
   in.input = o.input;
   in.text_format = o.text_format;
+  in.zero_based = o.zero_based;
   in.has_labels = !o.labels.empty();
   in.threads = resolve_threads(o.threads);
   in.quiet = o.quiet;
@@ -356,7 +357,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "its labels, a file with none is predicted line by line)")
       ->check(CLI::IsMember({"auto", "lines", "fasttext", "tsv", "csv", "folder"}))
       ->capture_default_str();
-  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")
+  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own; for a text model, which reads svmlight only from a *.svm, *.svmlight or *.libsvm, 0), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
   cmd->add_option("--layer", o.layer,
@@ -381,7 +382,8 @@ int run_predict(const PredictOptions& o) {
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
   check_text_format_applies(model, text_input(o));
-  const ZeroBased zero_based = parse_zero_based(o.zero_based, "--zero-based");
+  check_zero_based_applies(model, text_input(o));
+  const ZeroBased zero_based = input_zero_based(model, text_input(o));
   std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
 
   // A stream of svmlight with a known base is predicted as it arrives;

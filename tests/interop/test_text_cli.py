@@ -328,9 +328,41 @@ class TextCli(unittest.TestCase):
         self.assertEqual(run_bagel("vectorize", "-q", "-i", text, "--vectorizer", model_vec,
                                    "-o", npz).returncode, 0)
         proc = run_bagel("predict", "-m", self.text_model, "-i", npz, "--text-format", "lines")
-        self.assert_one_line_error(proc, 2, f"--text-format: {npz} is an .npz, which a model trained "
-                                   "on text takes as already vectorised")
+        self.assert_one_line_error(proc, 2, f"--text-format: {npz} is features (an .npz, or svmlight "
+                                   "by its name), which a model trained on text takes as already "
+                                   "vectorised")
         self.assertEqual(run_bagel("predict", "-m", self.text_model, "-i", npz, "-q").returncode, 0)
+
+    def test_a_text_model_reads_svmlight_by_its_name_and_refuses_zero_based_for_text(self):
+        # An .svm was read as raw text, its "1:1" tokens predicting garbage
+        # with exit 0, and --zero-based was ignored.
+        lines = "".join("__label__pets cat dog kitten puppy\n__label__code python rust compiler bug\n"
+                        for _ in range(20))
+        self.write("pets.txt", lines)
+        model = self.train_config("pets-model", {"train": {"text": "pets.txt"}})
+        new = self.write("pets-new.txt", "python compiler\ncat puppy\n")
+        npz = self.dir / "pets-new.npz"
+        self.assertEqual(run_bagel("vectorize", "-q", "-i", new, "--vectorizer", model, "-o", npz)
+                         .returncode, 0)
+        self.write("pets-new.labels", "0\n0\n")
+        for name, extra in (("pets-new.svm", []), ("pets-new.svmlight", []),
+                            ("pets-new.libsvm", ["--one-based"])):
+            svm = self.dir / name
+            self.assertEqual(run_bagel("convert", npz, svm, "--labels", self.dir / "pets-new.labels",
+                                       *extra).returncode, 0)
+            # "auto" takes a text model's svmlight as zero-based, as vectorize's columns are.
+            for args in ([["--zero-based", "false"]] if extra else [[], ["--zero-based", "true"]]):
+                with self.subTest(name=name, args=args):
+                    proc = run_bagel("predict", "-m", model, "-i", svm, "-q", *args)
+                    self.assertEqual((proc.returncode, proc.stdout), (0, "code\npets\n"), proc.stderr)
+        proc = run_bagel("predict", "-m", model, "-i", new, "-q", "--zero-based", "true")
+        self.assert_one_line_error(proc, 2, f"--zero-based: the model in {model} was trained on text, "
+                                   f"and {new} is read as text: --zero-based applies to svmlight")
+        proc = run_bagel("predict", "-m", model, "-i", "-", "-q", "--zero-based", "false",
+                         stdin="cat puppy\n")
+        self.assert_one_line_error(proc, 2, "--zero-based: ", "<stdin> is read as text")
+        proc = run_bagel("predict", "-m", model, "-i", new, "-q")
+        self.assertEqual((proc.returncode, proc.stdout), (0, "code\npets\n"), proc.stderr)
 
     # --- 6. one stream cannot feed two inputs -----------------------------
 
