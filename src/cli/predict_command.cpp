@@ -232,6 +232,27 @@ std::optional<std::vector<std::int32_t>> whole_labels(const CsrMatrix& x, const 
   return own_labels(in_file, Classes{model.classes, model.numeric_classes}, o);
 }
 
+// svmlight wider than the model: the error names the line of the first row
+// with an index past the model's columns, as svmlight's other errors name
+// theirs (a stream may have printed thousands of predictions before it).
+// Only reached once the width is known to be too large: no cost otherwise.
+void check_svmlight_fits(const Model& model, const CsrMatrix& x, const RawLabels& rows,
+                         const std::string& source) {
+  if (x.cols() > model.num_features)
+    for (Index r = 0; r < x.rows() && static_cast<std::size_t>(r) < rows.lines.size(); ++r) {
+      const std::span<const Index> columns = x.row(r).indices;
+      const Index width = columns.empty() ? 0 : *std::max_element(columns.begin(), columns.end()) + 1;
+      if (width > model.num_features)
+        throw FileError(source,
+                        "this row has " + std::to_string(width) + " feature columns (as its largest "
+                        "index gives them: index + 1 zero-based, the index one-based) but the model "
+                        "has " + std::to_string(model.num_features) + " (was it vectorised with the "
+                        "training vocabulary? is --zero-based right?)",
+                        rows.lines[static_cast<std::size_t>(r)]);
+    }
+  check_features_fit(model, x, source, ColumnCount::kInferred);
+}
+
 // An svmlight stream with a known index base: each block of lines is
 // predicted and written as soon as it has arrived, and flushed, so that a
 // consumer downstream sees the predictions as the rows come in.
@@ -243,7 +264,7 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
   writer.expect_labels();  // until a block turns out to have no usable labels
   while (std::optional<SvmlightData> block = rows.next()) {
     const CsrMatrix& x = block->features;
-    check_features_fit(model, x, input_name(o.input), ColumnCount::kInferred);
+    check_svmlight_fits(model, x, block->labels, input_name(o.input));
     const auto first = static_cast<std::size_t>(writer.rows());
     const auto count = static_cast<std::size_t>(x.rows());
     std::optional<std::vector<std::int32_t>> own;
@@ -430,8 +451,11 @@ int run_predict(const PredictOptions& o) {
                        o.input, ColumnCount::kStored);
     y = chunk_labels(o, std::move(labels), chunks->rows());
   } else if (!rows) {
-    check_features_fit(model, x, input_name(o.input),
-                       format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
+    if (format == FeatureFormat::kSvmlight)
+      check_svmlight_fits(model, x, in_file, input_name(o.input));
+    else
+      check_features_fit(model, x, input_name(o.input),
+                         format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
     y = whole_labels(x, in_file, std::move(labels), model, o);
     if (!o.metrics.empty() && !y)
       metrics_need_labels(in_file.size() == 0 ? "pass --labels FILE (or an svmlight input)"

@@ -323,6 +323,20 @@ class Streams(unittest.TestCase):
                 self.assertTrue(written.startswith(b"old\nHEADER\n"), written[:20])
                 self.assertEqual(sp.load_npz(io.BytesIO(written[len(b"old\nHEADER\n"):])).shape, (2, 5))
 
+    def test_a_row_wider_than_the_model_is_named_by_its_line(self):
+        # The error named no line, after thousands of predictions.
+        rows = b"0 1:1\n" * 5000 + b"0 1:1 60:1\n"
+        proc = run_bagel("predict", "-m", self.model, "-i", "-", "--zero-based", "false", "-q",
+                         stdin=rows)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(b"<stdin>:5001: this row has 60 feature columns", proc.stderr)
+        self.assertIn(b"but the model has 50", proc.stderr)
+        wide = self.case / "wide.svm"
+        wide.write_bytes(b"# a comment\n" + rows[:12] + b"\n" + rows[-11:])
+        proc = run_bagel("predict", "-m", self.model, "-i", wide, "--zero-based", "false", "-q")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"{wide}:5: this row has 60 feature columns".encode(), proc.stderr)
+
     def test_a_file_named_as_itself_is_still_replaced_whole(self):
         # Only the process's own descriptors are written through: a path to
         # the same file as standard output gets a new file renamed into place.

@@ -453,7 +453,7 @@ class SvmlightBaseAcrossFiles(unittest.TestCase):
             f.write("1 %d:1\n" % (self.x.shape[1] + 1))  # one-based: one column past the model's
         result = run_bagel("predict", "-m", self.path("one"), "-i", wide, "--quiet")
         self.assertEqual(result.returncode, 1)
-        self.assertIn("%s: has %d feature columns (as its largest index gives them: index + 1 "
+        self.assertIn("%s:1: this row has %d feature columns (as its largest index gives them: index + 1 "
                       "zero-based, the index one-based) but the model has %d"
                       % (wide, self.x.shape[1] + 1, self.x.shape[1]), result.stderr)
 
