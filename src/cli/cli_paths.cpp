@@ -24,6 +24,16 @@ CLI::Validator given_path() {
                         "");
 }
 
+CLI::Validator output_path() {
+  return CLI::Validator(
+      [](std::string& path) -> std::string {
+        if (path.empty()) return kEmptyPath;
+        if (path == "-") path = "/dev/stdout";
+        return {};
+      },
+      "FILE|-");
+}
+
 CLI::Validator input_path(bool folder_allowed) {
   return CLI::Validator(
       [folder_allowed](std::string& path) -> std::string {

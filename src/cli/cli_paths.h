@@ -20,6 +20,12 @@ namespace bagel::cli {
 // before its other checks; input_path() and existing_folder() include it.
 CLI::Validator given_path();
 
+// An output file: given_path(), and "-" for standard output, as inputs take
+// "-" for standard input. Used with ->transform(): "-" becomes /dev/stdout,
+// which every output already writes as the shell's descriptor 1 (a file
+// named "-" would be a trap). Not for folders (train -o, --vectorizer-out).
+CLI::Validator output_path();
+
 // Accepts "-" and any existing path that is not a folder (a FIFO, /dev/stdin
 // and /dev/fd/N exist as paths); CLI11's ExistingFile refuses "-".
 // An existing file or "-"; with folder_allowed, a folder too (text in folders).

@@ -23,11 +23,11 @@ CLI::App* add_convert_command(CLI::App& app, ConvertOptions& o) {
                   "Output: .npz (float32 data, int32 indices) or svmlight (its folder is created "
                   "if missing)")
       ->required()
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--labels", o.labels, "Labels for the rows (text or .npy); svmlight output needs them "
                                         "unless the input is svmlight")
       ->check(input_path());
-  cmd->add_option("--labels-out", o.labels_out, "Also write the labels, one per line")->check(given_path());
+  cmd->add_option("--labels-out", o.labels_out, "Also write the labels, one per line")->transform(output_path());
   cmd->add_option("--zero-based", o.zero_based, "svmlight input indices: auto, true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();

@@ -18,10 +18,10 @@ namespace bagel::cli {
 CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Write a synthetic bag-of-words CSR (.npz) with Zipf token ids and learnable labels");
-  cmd->add_option("output", o.output, "Output .npz")->required()->check(given_path());
+  cmd->add_option("output", o.output, "Output .npz")->required()->transform(output_path());
   cmd->add_option("--labels-out", o.labels_out, "Labels file to write (one class id per line)")
       ->required()
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--rows", o.rows, "Rows")->capture_default_str()->check(integer_in(0, 2000000000));
   cmd->add_option("--features", o.features, "Vocabulary size")->capture_default_str()->check(integer_in(1, 2000000000));
   cmd->add_option("--nnz-per-row", o.nnz_per_row, "Mean distinct features per row")->capture_default_str()->check(number_above(0));

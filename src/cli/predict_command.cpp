@@ -349,7 +349,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(input_path());
   cmd->add_option("-o,--output", o.output,
                   "Write predictions here instead of stdout (its folder is created if missing)")
-      ->check(given_path());
+      ->transform(output_path());
   CLI::Option* proba = cmd->add_flag(
       "-p,--proba", o.proba,
       "Write class probabilities: a header of class names, then one row per input row");
@@ -370,7 +370,7 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->check(CLI::IsMember({"csv", "tsv"}))
       ->capture_default_str();
   cmd->add_option("--metrics", o.metrics, "Write metrics as JSON to this file (needs labels)")
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--text-format", o.text_format,
                   "A model trained on text (refused for others): how --input holds its documents: auto, lines, fasttext, "
                   "tsv, csv or folder (auto: a folder, lines with --labels, TSV when the first line "
@@ -400,6 +400,12 @@ int run_predict(const PredictOptions& o) {
   for (const char* name : kModelFiles)
     inputs.push_back({"the model's " + std::string(name), (std::filesystem::path(o.model) / name).string()});
   check_distinct_paths({{"-o", o.output}, {"--metrics", o.metrics}}, inputs);
+  // Without -o the predictions go to standard output: metrics there too
+  // would be a JSON object inside the lines of predictions.
+  if (o.output.empty())
+    check_distinct_paths({{"the predictions (standard output, with no -o)", "/dev/stdout"},
+                          {"--metrics", o.metrics}},
+                         {});
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
   check_text_format_applies(model, text_input(o));

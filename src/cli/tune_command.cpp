@@ -84,7 +84,7 @@ CLI::App* add_tune_command(CLI::App& app, TuneOptions& o) {
       ->check(number_above(0));
   cmd->add_option("-o,--output", o.output,
                   "Where to write the best config (default: tuned.json in the current folder)")
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--threads", o.threads, "Trials at once (default 0: all cores)")
       ->check(integer_in(0, kMaxThreads));
   cmd->add_flag("-q,--quiet", o.quiet, "No progress on stderr (the table is still printed)");

@@ -307,16 +307,16 @@ CLI::App* add_vectorize_command(CLI::App& app, VectorizeOptions& o) {
       ->check(existing_folder());
   cmd->add_option("--output,-o", o.output, "The CSR .npz (scipy.sparse.load_npz reads it)")
       ->required()
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_flag("--compressed", o.compressed, "Deflate the .npz (default: stored, mmap-able)");
   cmd->add_option("--vocabulary-out", o.vocabulary_out, "Write the terms, one per line, in column order (count and tfidf: hashing has no vocabulary)")
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--labels-out", o.labels_out, "Write the documents' labels, one per line")
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--weights-out", o.weights_out,
                   "Write each row's weight, one per line, for train.sample_weights: 1, but for the rows a "
                   "fastText line of several labels is split into, each label's share of them")
-      ->check(given_path());
+      ->transform(output_path());
   cmd->add_option("--vectorizer-out", o.vectorizer_out,
                   "Write the fitted vectorizer to this folder (vectorizer.json, vocabulary.txt)")
       ->check(given_path());

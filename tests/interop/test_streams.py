@@ -337,6 +337,39 @@ class Streams(unittest.TestCase):
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertIn(f"{wide}:5: this row has 60 feature columns".encode(), proc.stderr)
 
+    def test_dash_is_standard_output_for_every_output(self):
+        # A file named "-" had been written instead.
+        expected = self.predict_file(self.test_npz, "--proba")
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "--proba", "-q", "-o", "-",
+                         cwd=self.case)
+        self.assertEqual((proc.returncode, proc.stdout), (0, expected), proc.stderr)
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "-l", self.test_labels,
+                         "-q", "-o", self.case / "p.csv", "--metrics", "-", cwd=self.case)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(json.loads(proc.stdout)["rows"], 100)
+        converted = run_bagel("convert", self.test_npz, "/dev/stdout", "--labels", self.test_labels)
+        proc = run_bagel("convert", self.test_npz, "-", "--labels", self.test_labels, cwd=self.case)
+        self.assertEqual((proc.returncode, proc.stdout), (0, converted.stdout), proc.stderr)
+        proc = run_bagel("convert", self.test_npz, self.case / "x.svm", "--labels", self.test_labels,
+                         "--labels-out", "-", cwd=self.case)
+        self.assertEqual((proc.returncode, proc.stdout), (0, self.test_labels.read_bytes()), proc.stderr)
+        docs = self.case / "docs.txt"
+        docs.write_text("the cat sat\na dog barks\n")
+        proc = run_bagel("vectorize", "-i", docs, "-o", "-", "-q", cwd=self.case)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(sp.load_npz(io.BytesIO(proc.stdout)).shape, (2, 5))
+        self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["docs.txt", "p.csv", "x.svm"])
+
+    def test_metrics_on_the_stream_of_the_predictions_are_refused(self):
+        # Without -o the predictions go to stdout: the JSON was written among them.
+        for args in (["--metrics", "/dev/stdout"], ["--metrics", "-"], ["-o", "-", "--metrics", "-"]):
+            with self.subTest(args=args):
+                proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "-l",
+                                 self.test_labels, "-q", *args, cwd=self.case)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(b"--metrics /dev/stdout: is the same file as ", proc.stderr)
+                self.assertEqual(proc.stdout, b"")
+
     def test_a_file_named_as_itself_is_still_replaced_whole(self):
         # Only the process's own descriptors are written through: a path to
         # the same file as standard output gets a new file renamed into place.
