@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <climits>
@@ -101,6 +102,39 @@ bool written_through_descriptor(int fd) {
 
 }  // namespace
 
+namespace {
+
+// Where a regular file open on a descriptor ends and is written at, so that
+// an output that fails partway can be taken back out: a run that fails adds
+// nothing. Pipes and terminals cannot take bytes back (nothing is kept).
+struct DescriptorEnd {
+  bool regular = false;
+  off_t size = 0;
+  off_t offset = 0;
+
+  static DescriptorEnd of(int fd) {
+    struct stat st {};
+    DescriptorEnd end;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return end;
+    end.regular = true;
+    end.size = st.st_size;
+    // With O_APPEND every write goes to the end, whatever the offset.
+    const int flags = ::fcntl(fd, F_GETFL);
+    end.offset = flags >= 0 && (flags & O_APPEND) != 0 ? st.st_size : ::lseek(fd, 0, SEEK_CUR);
+    return end;
+  }
+
+  // Cuts what was added past the old end, and moves the offset back. Bytes
+  // the output wrote over inside the old end (a shell's `1<>`) stay written.
+  void undo(int fd) const {
+    if (!regular || offset < 0) return;
+    static_cast<void>(::ftruncate(fd, std::max(size, offset)));
+    static_cast<void>(::lseek(fd, offset, SEEK_SET));
+  }
+};
+
+}  // namespace
+
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.
   if (!target_.has_filename() && target_.has_parent_path()) target_ = target_.parent_path();
@@ -183,6 +217,7 @@ void AtomicPath::copy_into_descriptor() const {
   if (in < 0) throw FileError(temp_.string(), std::string("cannot open: ") + std::strerror(errno));
   // A stop waits for the copy: the descriptor gets the whole output or none.
   const DeferSignals whole;
+  const DescriptorEnd start = DescriptorEnd::of(descriptor_);
   std::vector<char> buffer(std::size_t{1} << 20);
   std::string failure;
   while (failure.empty()) {
@@ -199,7 +234,9 @@ void AtomicPath::copy_into_descriptor() const {
     }
   }
   ::close(in);
-  if (!failure.empty()) throw FileError(target_.string(), failure);
+  if (failure.empty()) return;
+  start.undo(descriptor_);
+  throw FileError(target_.string(), failure);
 }
 
 void AtomicPath::keep_target_mode() const { keep_mode_of(target_, temp_); }

@@ -370,6 +370,30 @@ class Streams(unittest.TestCase):
                 self.assertIn(b"--metrics /dev/stdout: is the same file as ", proc.stderr)
                 self.assertEqual(proc.stdout, b"")
 
+    def test_dev_stdout_on_a_file_that_fails_partway_adds_nothing(self):
+        # The copy into the descriptor stopped at the file-size limit and
+        # left the part it had written.
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_FSIZE, (8192, 8192))
+
+        old = b"x" * 6000
+        out = self.case / "out3"
+        for mode in ("ab", "r+b"):
+            with self.subTest(mode=mode):
+                out.write_bytes(old)
+                with open(out, mode) as f:
+                    f.seek(0, os.SEEK_END)
+                    proc = subprocess.run([BAGEL, "predict", "-m", str(self.model), "-i", str(self.test_npz),
+                                           "--proba", "-o", "/dev/stdout", "-q"], stdout=f,
+                                          stderr=subprocess.PIPE, preexec_fn=limit, timeout=120,
+                                          env={**os.environ, "TMPDIR": str(self.case)})
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(b"File too large", proc.stderr)
+                self.assertEqual(out.read_bytes(), old)
+                self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["out3"])
+
     def test_a_file_named_as_itself_is_still_replaced_whole(self):
         # Only the process's own descriptors are written through: a path to
         # the same file as standard output gets a new file renamed into place.
