@@ -364,8 +364,36 @@ void check_can_create(const fs::path& target) {
                                          " is not writable (" + std::strerror(errno) + ")");
 }
 
-std::string write_failed_message() {
-  return errno != 0 ? std::string("write failed: ") + std::strerror(errno) : "write failed (disk full?)";
+ErrnoKeepingBuf::int_type ErrnoKeepingBuf::overflow(int_type c) {
+  if (traits_type::eq_int_type(c, traits_type::eof())) return sync() == 0 ? traits_type::not_eof(c) : c;
+  errno = 0;
+  const int_type put = target_->sputc(traits_type::to_char_type(c));
+  if (traits_type::eq_int_type(put, traits_type::eof())) keep_errno();
+  return put;
+}
+
+std::streamsize ErrnoKeepingBuf::xsputn(const char* s, std::streamsize n) {
+  errno = 0;
+  const std::streamsize put = target_->sputn(s, n);
+  if (put < n) keep_errno();
+  return put;
+}
+
+int ErrnoKeepingBuf::sync() {
+  errno = 0;
+  const int result = target_->pubsync();
+  if (result != 0) keep_errno();
+  return result;
+}
+
+void ErrnoKeepingBuf::keep_errno() {
+  if (error_ == 0) error_ = errno;
+}
+
+std::string write_failed_message() { return write_failed_message(errno); }
+
+std::string write_failed_message(int error) {
+  return error != 0 ? std::string("write failed: ") + std::strerror(error) : "write failed (disk full?)";
 }
 
 void write_file(const fs::path& path, const std::string& contents) {

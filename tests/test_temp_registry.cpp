@@ -3,10 +3,12 @@
 // 128 + the signal, and nothing else is touched.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 
 #include "bagel/atomic_file.h"
@@ -161,3 +163,33 @@ TEST(TempRegistryDeathTest, WithoutASignalTheDeferredStepChangesNothing) {
 
 }  // namespace
 }  // namespace bagel
+
+// The reason a write failed is the write's own: errno set by calls made
+// after it (predicting the next chunk looked up a missing cgroup file, and
+// "No such file or directory" was reported) does not replace it.
+TEST(ErrnoKeepingBuf, KeepsTheErrnoOfTheFailingWrite) {
+  std::ofstream full("/dev/full", std::ios::binary);
+  ASSERT_TRUE(full.is_open());
+  bagel::ErrnoKeepingBuf buf(full.rdbuf());
+  std::ostream out(&buf);
+  const std::string chunk(1 << 17, 'x');  // past any buffer: written at once
+  out << chunk;
+  EXPECT_FALSE(out.good());
+  errno = ENOENT;  // what a later call left
+  out << chunk;
+  out.flush();
+  EXPECT_EQ(buf.error(), ENOSPC);
+  EXPECT_EQ(bagel::write_failed_message(buf.error()), "write failed: No space left on device");
+}
+
+TEST(ErrnoKeepingBuf, AWriteThatSucceedsKeepsNoErrno) {
+  std::ostringstream text;
+  bagel::ErrnoKeepingBuf buf(text.rdbuf());
+  std::ostream out(&buf);
+  errno = ENOENT;
+  out << "a line" << '\n';
+  out.flush();
+  EXPECT_TRUE(out.good());
+  EXPECT_EQ(buf.error(), 0);
+  EXPECT_EQ(text.str(), "a line\n");
+}

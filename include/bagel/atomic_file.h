@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -112,6 +113,32 @@ void check_can_create(const std::filesystem::path& target);
 // system's reason (errno: "File too large" past a `ulimit -f` limit, "No
 // space left on device"), or "write failed (disk full?)" when errno says none.
 std::string write_failed_message();
+// The same for an errno kept at the failing write: read later, errno may
+// hold the failure of some call made since.
+std::string write_failed_message(int error);
+
+// Forwards to another stream buffer, keeping errno of the first write that
+// fails, read at once: by the time the stream is checked, work done since
+// (predicting the next chunk, which may look up cgroup files) may have set
+// errno again, and write_failed_message() would name that call's failure.
+// Unbuffered itself: each write reaches the target, whose buffer stays.
+class ErrnoKeepingBuf : public std::streambuf {
+ public:
+  explicit ErrnoKeepingBuf(std::streambuf* target) : target_(target) {}
+  // errno of the first failed write or flush; 0 while none failed.
+  int error() const { return error_; }
+
+ protected:
+  int_type overflow(int_type c) override;
+  std::streamsize xsputn(const char* s, std::streamsize n) override;
+  int sync() override;
+
+ private:
+  void keep_errno();
+
+  std::streambuf* target_;
+  int error_ = 0;
+};
 
 // Writes `contents` to `path` atomically; throws FileError on failure.
 void write_file_atomic(const std::filesystem::path& path, const std::string& contents);

@@ -47,19 +47,21 @@ double seconds_since(Clock::time_point t) {
 class PredictionOutput {
  public:
   explicit PredictionOutput(const std::string& path) : path_(path), folders_(path) {
-    if (path.empty()) return;
-    create_parent_folder(path);
-    file_ = std::make_unique<AtomicPath>(path);
-    stream_.open(file_->temp(), std::ios::binary);
-    if (!stream_) throw FileError(path, "cannot open for writing");
-    errno = 0;  // the reason a write fails is then the write's own
+    if (!path.empty()) {
+      create_parent_folder(path);
+      file_ = std::make_unique<AtomicPath>(path);
+      file_stream_.open(file_->temp(), std::ios::binary);
+      if (!file_stream_) throw FileError(path, "cannot open for writing");
+    }
+    buf_ = std::make_unique<ErrnoKeepingBuf>(file_ ? file_stream_.rdbuf() : std::cout.rdbuf());
+    stream_.rdbuf(buf_.get());
   }
-  std::ostream& stream() { return file_ ? stream_ : std::cout; }
+  std::ostream& stream() { return stream_; }
   // Flushed and checked; a file is closed but not yet in place.
   void finish() {
-    stream().flush();
-    if (!stream()) throw FileError(path_.empty() ? "<stdout>" : path_, write_failed_message());
-    if (file_) stream_.close();
+    stream_.flush();
+    if (!stream_) throw FileError(path_.empty() ? "<stdout>" : path_, write_failed_message(buf_->error()));
+    if (file_) file_stream_.close();
   }
   void commit() {
     if (!file_) return;
@@ -71,7 +73,9 @@ class PredictionOutput {
   std::string path_;
   NewFolders folders_;  // removed again unless the output is committed
   std::unique_ptr<AtomicPath> file_;
-  std::ofstream stream_;
+  std::ofstream file_stream_;
+  std::unique_ptr<ErrnoKeepingBuf> buf_;
+  std::ostream stream_{nullptr};
 };
 
 // Predicts rows and writes one line each (a class name, or probabilities),
