@@ -121,7 +121,7 @@ RawLabels npy_labels(const NpyArray& array, const std::string& source) {
     // UTF-32 items were checked as they were decoded; bytes may be anything.
     if (h.dtype == DType::kBytes)
       for (std::size_t i = 0; i < names.size(); ++i)
-        check_utf8(names[i], source, "row " + std::to_string(i + 1) + ": ", 0);
+        check_utf8(names[i], source, "row " + std::to_string(i) + ": ", 0);
     return make_labels(std::move(names), source);
   }
   if (h.dtype == DType::kFloat32)
@@ -300,7 +300,7 @@ bool parse_finite(std::string_view text, double& value) {
 
 std::string RawLabels::location(std::size_t row) const {
   return row < lines.size() ? "line " + std::to_string(lines[row])
-                            : "row " + std::to_string(row + 1);
+                            : "row " + std::to_string(row);
 }
 
 std::string number_name(double value) {
@@ -322,7 +322,7 @@ RawLabels make_labels(std::vector<std::string> text, const std::string& source) 
   for (std::size_t i = 0; i < text.size(); ++i) {
     const std::string_view label = trim(text[i]);
     if (label.empty())
-      throw FileError(source, "row " + std::to_string(i + 1) + ": empty label");
+      throw FileError(source, "row " + std::to_string(i) + ": empty label");
     if (label.size() != text[i].size()) text[i] = std::string(label);  // `label` now dangles
     if (numeric && !detail::parse_finite(text[i], raw.values[i])) numeric = false;
   }
@@ -350,7 +350,7 @@ RawLabels make_labels(std::vector<double> values, const std::string& source) {
   raw.names.reserve(values.size());
   for (std::size_t i = 0; i < values.size(); ++i) {
     if (!std::isfinite(values[i]))
-      throw FileError(source, "row " + std::to_string(i + 1) + ": label " +
+      throw FileError(source, "row " + std::to_string(i) + ": label " +
                                   std::to_string(values[i]) + " is not a finite number");
     raw.names.push_back(number_name(values[i]));
   }

@@ -120,7 +120,7 @@ TEST(LabelsMake, NanIsAStringLabel) {
 TEST(LabelsMake, EmptyLabelIsAnErrorNamingTheRow) {
   const std::string message = error_of([] { make_labels(Names{"a", "  ", "b"}, "y.npy"); });
   EXPECT_NE(message.find("y.npy"), std::string::npos) << message;
-  EXPECT_NE(message.find("row 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("row 1:"), std::string::npos) << message;  // y[1]: rows count from 0
 }
 
 TEST(LabelsMake, NumericValuesAreNamedCanonically) {
@@ -132,7 +132,7 @@ TEST(LabelsMake, NumericValuesAreNamedCanonically) {
 TEST(LabelsMake, NonFiniteValueIsAnErrorNamingTheRow) {
   const std::string message =
       error_of([] { make_labels(std::vector<double>{1.0, NAN}, "y.npy"); });
-  EXPECT_NE(message.find("row 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("row 1:"), std::string::npos) << message;
 }
 
 TEST(LabelsText, OneLabelPerLineTrimmedWithLineNumbers) {
@@ -194,7 +194,7 @@ TEST(LabelsNpy, Int64LabelsAreNumeric) {
   EXPECT_TRUE(raw.numeric);
   EXPECT_EQ(raw.names, (Names{"10", "-1", "2", "10", "2"}));
   EXPECT_TRUE(raw.lines.empty());
-  EXPECT_EQ(raw.location(0), "row 1");
+  EXPECT_EQ(raw.location(0), "row 0");
 }
 
 TEST(LabelsNpy, Float64WholeNumbersAreNamedWithoutFraction) {
@@ -240,7 +240,7 @@ TEST(LabelsNpy, TwoDimensionalArrayIsAnError) {
 TEST(LabelsNpy, EmptyStringLabelIsAnErrorNamingTheRow) {
   // labels_unicode.npy (scripts/make_npz_fixtures.py) ends with "".
   const std::string message = error_of([] { read_labels(data_file("labels_unicode.npy")); });
-  EXPECT_NE(message.find("row 4"), std::string::npos) << message;
+  EXPECT_NE(message.find("row 3:"), std::string::npos) << message;  // the 4th of 4
 }
 
 TEST(LabelsClasses, NumericClassesSortByValueNotText) {
@@ -394,7 +394,7 @@ TEST(LabelsClasses, UnknownLabelWithoutLinesNamesTheRow) {
   const std::string message =
       error_of([&] { classes.encode(make_labels(std::vector<double>{1, 3}, "y.npy")); });
   EXPECT_NE(message.find("y.npy"), std::string::npos) << message;
-  EXPECT_NE(message.find("row 2"), std::string::npos) << message;
+  EXPECT_NE(message.find("row 1:"), std::string::npos) << message;
   EXPECT_NE(message.find("'3'"), std::string::npos) << message;
 }
 

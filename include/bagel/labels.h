@@ -30,7 +30,8 @@ struct RawLabels {
   // Line of each row in `source` (text files); empty: errors name the row.
   std::vector<std::int64_t> lines;
   std::size_t size() const { return names.size(); }
-  // "line 12" or "row 3" (1-based), for error messages.
+  // "line 12" (lines count from 1) or "row 3" (rows count from 0, as
+  // numpy indexes them and bagel's other row numbers do), for error messages.
   std::string location(std::size_t row) const;
 };
 

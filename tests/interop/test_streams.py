@@ -370,6 +370,18 @@ class Streams(unittest.TestCase):
                 self.assertIn(b"--metrics /dev/stdout: is the same file as ", proc.stderr)
                 self.assertEqual(proc.stdout, b"")
 
+    def test_npy_labels_count_rows_from_0(self):
+        y = np.loadtxt(self.test_labels, dtype=np.int64)
+        y[5] = 9
+        np.save(self.case / "y.npy", y)
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "-l", self.case / "y.npy", "-q")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f"{self.case / 'y.npy'}: row 5: label '9' is not one of".encode(), proc.stderr)
+        labels = self.case / "y.labels"
+        labels.write_text("\n".join(map(str, y)) + "\n")
+        proc = run_bagel("predict", "-m", self.model, "-i", self.test_npz, "-l", labels, "-q")
+        self.assertIn(f"{labels}:6: label '9' is not one of".encode(), proc.stderr)  # line 6
+
     def test_dev_stdout_on_a_file_that_fails_partway_adds_nothing(self):
         # The copy into the descriptor stopped at the file-size limit and
         # left the part it had written.
