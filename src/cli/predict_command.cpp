@@ -345,7 +345,8 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
                   "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
                   "arrives (svmlight with a known base: --zero-based true/false, or a model trained on "
                   "svmlight: predicted as it arrives); raw "
-                  "text (a file or a folder) for a model trained on text")
+                  "text (a file or a folder) for a model trained on text, which takes an .npz, "
+                  "*.svm, *.svmlight or *.libsvm as features")
       ->required()
       ->check(input_path(true));
   cmd->add_option("-l,--labels", o.labels,
