@@ -272,6 +272,26 @@ TEST(UnicodeText, AsciiBlockClassifierAndItsPortableVersionAgree) {
   EXPECT_GT(refused, 0);
 }
 
+// After an empty match at p, Python's re.findall (3.7+) first tries for a
+// non-empty match at p, then moves on; the expected lists are Python's.
+TEST(UnicodeText, CustomPatternTakesANonEmptyMatchWhereAnEmptyOneWas) {
+  const auto findall = [](const std::string& pattern, std::string_view text) {
+    AnalyzerOptions options;
+    options.lowercase = false;
+    options.token_pattern = pattern;
+    return terms_of(Analyzer(options, "vectorizer."), text);
+  };
+  using Terms = std::vector<std::string>;
+  EXPECT_EQ(findall(R"([a-z]*|\d+)", "version 10 of 2007"),
+            (Terms{"version", "", "", "10", "", "of", "", "", "2007", ""}));
+  EXPECT_EQ(findall(R"(\b|\w+)", "hello world"), (Terms{"", "hello", "", "", "world", ""}));
+  EXPECT_EQ(findall(R"(\w*?)", "ab c"), (Terms{"", "a", "", "b", "", "", "c", ""}));
+  EXPECT_EQ(findall(R"(.??)", "\U0001F600\u00e9"), (Terms{"", "\U0001F600", "", "\u00e9", ""}));
+  EXPECT_EQ(findall(R"((\w)?\d|)", "a1 2"), (Terms{"a", "", "", ""}));
+  // A comment of verbose mode runs to the end of the pattern.
+  EXPECT_EQ(findall("(?x) \\w??  # c", "ab"), (Terms{"", "a", "", "b", ""}));
+}
+
 TEST(UnicodeText, PatternWithTwoGroupsIsRefusedAsScikitLearnDoes) {
   AnalyzerOptions options;
   options.token_pattern = "(a)(b)";

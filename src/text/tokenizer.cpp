@@ -30,6 +30,38 @@ std::string space_set() {
 }
 std::string complement(const std::string& set) { return "[^" + set + "]"; }
 
+// `translated` that refuses to end where it starts. ICU's \G, outside a
+// lookaround, holds at the start of the matcher's region, which is where
+// the match starts (lookingAt); a lookaround would see the transparent
+// bounds' start instead, so the test is an atomic group that leaves its
+// named group unset at \G, and the reference to it then fails.
+std::unique_ptr<icu::RegexPattern> compile_nonempty(const std::string& translated,
+                                                    const std::string& field) {
+  // In (?x) mode a trailing `#` comment would swallow the suffix: a line
+  // break ends the comment (and is nothing in that mode).
+  for (const char* end : {")", "\n)"}) {
+    const std::string wrapped = "(?:" + translated + end + "(?>\\G|(?<bagelmoved>))\\k<bagelmoved>";
+    UParseError where{};
+    UErrorCode status = U_ZERO_ERROR;
+    std::unique_ptr<icu::RegexPattern> regex(icu::RegexPattern::compile(
+        icu::UnicodeString::fromUTF8(wrapped), UREGEX_UNIX_LINES, where, status));
+    if (U_SUCCESS(status)) return regex;
+  }
+  throw ConfigError(field, "not a regular expression bagel can run (its end swallows what follows it, "
+                           "as an unclosed \\Q does)");
+}
+
+// The token of a match: its group's text, "" when the group took no part.
+void add_token(const icu::RegexMatcher& match, int group, std::string_view text,
+               std::vector<std::string_view>& tokens, UErrorCode& status) {
+  const std::int64_t begin = match.start64(group, status);
+  const std::int64_t end = match.end64(group, status);
+  if (begin < 0)
+    tokens.emplace_back();
+  else
+    tokens.push_back(text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
+}
+
 std::string icu_error(UErrorCode status, const UParseError* where) {
   std::string text = u_errorName(status);
   if (where != nullptr && where->offset >= 0)
@@ -41,11 +73,25 @@ std::string icu_error(UErrorCode status, const UParseError* where) {
 
 struct Analyzer::Pattern {
   std::unique_ptr<icu::RegexPattern> regex;
+  // The pattern with its empty matches refused: where Python's re.findall
+  // goes on after an empty match (see match_pattern).
+  std::unique_ptr<icu::RegexPattern> nonempty;
 };
 
 struct Analyzer::Scratch::Matcher {
   std::unique_ptr<icu::RegexMatcher> regex;
+  std::unique_ptr<icu::RegexMatcher> nonempty;
   UText text = UTEXT_INITIALIZER;
+
+  explicit Matcher(const Pattern& pattern) {
+    UErrorCode status = U_ZERO_ERROR;
+    regex.reset(pattern.regex->matcher(status));
+    nonempty.reset(pattern.nonempty->matcher(status));
+    if (U_FAILURE(status)) throw Error(std::string("ICU regex matcher: ") + u_errorName(status));
+    // Lookbehinds and `^` see the whole document, not the region's start.
+    nonempty->useTransparentBounds(true);
+    nonempty->useAnchoringBounds(false);
+  }
   ~Matcher() { utext_close(&text); }
 };
 
@@ -179,6 +225,7 @@ Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
       throw ConfigError(field, "More than 1 capturing group in token pattern. Only a single group "
                                "should be captured.");
     group_ = groups;
+    pattern_->nonempty = compile_nonempty(translated, field);
   }
   for (const std::string& word : options_.stop_words) stop_set_.insert(word);
 }
@@ -269,27 +316,36 @@ void Analyzer::scan_words(std::string_view text, std::vector<std::string_view>& 
 }
 
 // re.findall over ICU: non-overlapping matches left to right, empty matches
-// included (an empty match next to the previous match is allowed, as since
-// Python 3.7); with a group, the group's text ("" when it did not take part).
+// included; with a group, the group's text ("" when it did not take part).
+// An empty match may follow the previous match (as since Python 3.7), and
+// after an empty match at p Python first tries for a non-empty match at p
+// (the first its backtracking finds) before moving on; ICU's find() moves
+// on at once, so that try is the `nonempty` pattern's.
 void Analyzer::match_pattern(std::string_view text, Scratch& scratch) const {
   std::vector<std::string_view>& tokens = scratch.tokens_;
   tokens.clear();
   UErrorCode status = U_ZERO_ERROR;
-  if (!scratch.matcher_) {
-    scratch.matcher_ = std::make_unique<Scratch::Matcher>();
-    scratch.matcher_->regex.reset(pattern_->regex->matcher(status));
-    if (U_FAILURE(status)) throw Error(std::string("ICU regex matcher: ") + u_errorName(status));
-  }
+  if (!scratch.matcher_) scratch.matcher_ = std::make_unique<Scratch::Matcher>(*pattern_);
   Scratch::Matcher& m = *scratch.matcher_;
   utext_openUTF8(&m.text, text.data(), static_cast<std::int64_t>(text.size()), &status);
   m.regex->reset(&m.text);
-  while (U_SUCCESS(status) && m.regex->find(status)) {
-    const std::int64_t begin = m.regex->start64(group_, status);
-    const std::int64_t end = m.regex->end64(group_, status);
-    if (begin < 0)
-      tokens.emplace_back();
-    else
-      tokens.push_back(text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
+  const auto size = static_cast<std::int64_t>(text.size());
+  bool nonempty_reset = false;  // m.nonempty reads this document
+  std::int64_t restart = -1;    // where to search after a match the nonempty pattern found
+  while (U_SUCCESS(status) && (restart < 0 ? m.regex->find(status) : m.regex->find(restart, status))) {
+    restart = -1;
+    add_token(*m.regex, group_, text, tokens, status);
+    const std::int64_t at = m.regex->end64(status);
+    if (at == size || m.regex->start64(status) != at) continue;
+    if (!nonempty_reset) {
+      m.nonempty->reset(&m.text);
+      nonempty_reset = true;
+    }
+    m.nonempty->region(at, size, status);
+    if (m.nonempty->lookingAt(status)) {
+      add_token(*m.nonempty, group_, text, tokens, status);
+      restart = m.nonempty->end64(status);
+    }
   }
   if (U_FAILURE(status)) throw Error(std::string("token_pattern: ICU regex: ") + u_errorName(status));
 }

@@ -1,0 +1,120 @@
+"""Custom token patterns against Python's re, through scikit-learn's
+CountVectorizer (which takes re.findall's list, or the group's with one
+group): the same terms in the same order, on hand-picked patterns and on
+random ones over text with non-ASCII letters and characters outside the
+BMP (emoji)."""
+
+import json
+import random
+import re
+import tempfile
+import unittest
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer
+
+from cli_helpers import run_bagel
+from test_vectorize import read_vocabulary
+
+# Atoms that consume a character, and zero-width ones (never quantified:
+# Python refuses `\b*`).
+ATOMS = [r"\w", r"\d", r"\s", r"\W", r"\S", r"[a-c]", r"[^ a]", ".", "a", "b", "\u00e9", "\U0001F600",
+         "_", "[\U0001F600\u00e9]", "1", "\u00df"]
+ASSERTIONS = [r"\b", "^", "$", r"(?=\w)", r"(?<=a)", r"(?!b)", r"(?<!\d)"]
+QUANTIFIERS = ["", "", "", "*", "*?", "+", "+?", "?", "??", "{0,2}", "{1,2}?"]
+LETTERS = ["a", "b", "c", "1", "2", " ", " ", "\u00e9", "\U0001F600", "\U0001F44D", "_", "-", "\u00df",
+           "\u03a3", "\u4e2d"]
+
+
+def random_branch(rng):
+    parts = []
+    for _ in range(rng.randint(0, 3)):
+        if rng.random() < 0.2:
+            parts.append(rng.choice(ASSERTIONS))
+        elif rng.random() < 0.15:
+            inner = "".join(rng.choice(ATOMS) for _ in range(rng.randint(1, 2)))
+            # ICU 72 loops for ever on a lazy `*?` or `+?` of a group that
+            # can match empty, where the group fails part way ("(?:bx|)*?a"
+            # on "b"): such groups get greedy quantifiers here.
+            empty = rng.random() < 0.5
+            quantifier = rng.choice(["", "*", "+", "?", "??", "{0,2}"] if empty else QUANTIFIERS)
+            parts.append("(?:" + inner + ("|" if empty else "") + ")" + quantifier)
+        else:
+            parts.append(rng.choice(ATOMS) + rng.choice(QUANTIFIERS))
+    return "".join(parts)
+
+
+def random_pattern(rng):
+    branches = [random_branch(rng) for _ in range(rng.randint(1, 3))]
+    if rng.random() < 0.3:  # one group: its text is the token
+        k = rng.randrange(len(branches))
+        branches[k] = "(" + branches[k] + ")" + rng.choice(["", "?", "*"])
+    return "|".join(branches)
+
+
+class TokenPatternsFindWhatPythonFinds(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.tmp.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, docs, pattern):
+        """bagel vectorize against CountVectorizer with bigrams, so that the
+        tokens' order counts too, and the vocabulary in its order."""
+        params = {"token_pattern": pattern, "lowercase": False, "ngram_range": [1, 2]}
+        with self.subTest(pattern=pattern, docs=docs):
+            path = self.folder / "docs.txt"
+            path.write_text("".join(d + "\n" for d in docs), encoding="utf-8")
+            out, vocab = self.folder / "x.npz", self.folder / "vocab.txt"
+            args = ["vectorize", "-q", "-i", path, "-o", out, "--vocabulary-out", vocab]
+            for key, value in params.items():
+                args += ["--set", f"{key}={json.dumps(value)}"]
+            proc = run_bagel(*args)
+            vectorizer = CountVectorizer(token_pattern=pattern, lowercase=False, ngram_range=(1, 2))
+            try:
+                theirs = vectorizer.fit_transform(docs)
+            except ValueError as e:  # an empty vocabulary
+                self.assertIn("empty vocabulary", str(e))
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                return
+            self.assertEqual(proc.returncode, 0, proc.stderr)
+            self.assertEqual(read_vocabulary(vocab), list(vectorizer.get_feature_names_out()))
+            ours = sp.load_npz(out)
+            np.testing.assert_array_equal(ours.indptr, theirs.indptr)
+            np.testing.assert_array_equal(ours.indices, theirs.indices)
+            np.testing.assert_array_equal(ours.data, theirs.data)
+
+    def test_a_non_empty_match_where_an_empty_one_was(self):
+        """After an empty match at p, re.findall tries for a non-empty match
+        at p before moving on (Python 3.7+): `[a-z]*|\\d+` keeps the numbers,
+        where moving on at once lost them."""
+        docs = ["version 10 of 2007", "hello world", "ab c", "x\U0001F600\U0001F600y 12"]
+        for pattern in (r"[a-z]*|\d+", r"\b|\w+", r"\w*?", r"\w??", r"|\w+", r"(?:|a)(?:|b)",
+                        r"a|", r"(\w)?|\d", r"(?<=\w)|\w+", r"^|\w+", r"$|\w+", r"\W*|\w\w",
+                        "(?x) \\w*?  # a comment to the end"):
+            self.check(docs, pattern)
+
+    def test_random_patterns_on_random_text(self):
+        rng = random.Random(7)
+        docs = ["".join(rng.choice(LETTERS) for _ in range(rng.randint(1, 12))) for _ in range(12)]
+        tried = 0
+        while tried < 150:
+            pattern = random_pattern(rng)
+            try:
+                compiled = re.compile(pattern)
+            except Exception:  # noqa: BLE001 - a pattern Python refuses is not a case
+                continue
+            if compiled.groups > 1:
+                continue
+            tried += 1
+            self.check(docs, pattern)
+
+
+if __name__ == "__main__":
+    unittest.main()
