@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 
 #include "bagel/error.h"
 #include "bagel/text/ascii_words.h"
@@ -62,11 +63,64 @@ void add_token(const icu::RegexMatcher& match, int group, std::string_view text,
     tokens.push_back(text.substr(static_cast<std::size_t>(begin), static_cast<std::size_t>(end - begin)));
 }
 
-std::string icu_error(UErrorCode status, const UParseError* where) {
-  std::string text = u_errorName(status);
-  if (where != nullptr && where->offset >= 0)
-    text += " at offset " + std::to_string(where->offset);
-  return text;
+std::size_t code_points_before(std::string_view text, std::size_t end) {
+  std::size_t count = 0;
+  for (std::size_t i = 0; i < end; ++i)
+    if ((static_cast<unsigned char>(text[i]) & 0xC0) != 0x80) ++count;
+  return count;
+}
+
+bool is_octal(char c) { return c >= '0' && c <= '7'; }
+
+// How many digits from pattern[i] (just after a backslash) Python reads as
+// an octal escape, 0 for none: in a class any 1-3 octal digits; outside
+// one, \0 and up to two more, or exactly three starting 1-7 (\12 is a
+// group reference).
+std::size_t octal_escape_length(const std::string& pattern, std::size_t i, bool in_class) {
+  const auto octal_at = [&](std::size_t k) { return k < pattern.size() && is_octal(pattern[k]); };
+  if (!octal_at(i)) return 0;
+  if (in_class || pattern[i] == '0') return octal_at(i + 1) ? (octal_at(i + 2) ? 3 : 2) : 1;
+  return octal_at(i + 1) && octal_at(i + 2) ? 3 : 0;
+}
+
+// The escape `\ddd` at pattern[backslash] as ICU's \x{hh} (ICU's own octal
+// escape needs a leading 0, and in a class it reads \1 as '1').
+std::string octal_escape(const std::string& pattern, std::size_t backslash, std::size_t length,
+                         const std::string& field) {
+  int value = 0;
+  for (std::size_t k = 1; k <= length; ++k) value = value * 8 + (pattern[backslash + k] - '0');
+  if (value > 0377)
+    throw ConfigError(field, "octal escape value " + pattern.substr(backslash, length + 1) +
+                                 " outside of range 0-0o377, as Python says");
+  char hex[16];
+  std::snprintf(hex, sizeof hex, "\\x{%02x}", value);
+  return hex;
+}
+
+// Where ICU's parse error lies in the user's pattern, in code points from
+// its start as Python counts positions; empty when it cannot be told. ICU
+// gives the line and the characters read on it (the last one the culprit),
+// counting a line break as Python's `re` never does.
+std::string error_position(const TranslatedPattern& t, const std::string& pattern, const UParseError& where) {
+  if (where.line < 1 || where.offset < 0) return "";
+  if (where.line == 1 && where.offset == 0) return " at position 0";
+  std::int32_t line = 1, column = 0;
+  char32_t last = 0;
+  std::size_t i = 0;
+  while (i < t.icu.size()) {
+    const std::size_t start = i;
+    const char32_t c = next_code_point(t.icu, i);
+    if (c == U'\r' || c == 0x85 || c == 0x2028 || (c == U'\n' && last != U'\r')) {
+      ++line;
+      column = 0;
+    } else if (c != U'\n') {
+      ++column;
+    }
+    last = c;
+    if (line == where.line && column == where.offset)
+      return " at position " + std::to_string(code_points_before(pattern, t.source[start]));
+  }
+  return "";
 }
 
 }  // namespace
@@ -99,16 +153,25 @@ Analyzer::Scratch::Scratch() = default;
 Analyzer::Scratch::~Scratch() = default;
 Analyzer::Scratch::Scratch(Scratch&&) noexcept = default;
 
-std::string translate_python_pattern(const std::string& pattern, const std::string& field) {
+TranslatedPattern translate_python_pattern(const std::string& pattern, const std::string& field) {
   const std::string w = word_set();
   const std::string boundary = "(?:(?<=" + w + ")(?!" + w + ")|(?<!" + w + ")(?=" + w + "))";
   const std::string not_boundary = "(?:(?<=" + w + ")(?=" + w + ")|(?<!" + w + ")(?!" + w + "))";
-  std::string out;
+  TranslatedPattern t;
+  std::string& out = t.icu;
   int class_depth = 0;
   std::size_t class_start = 0;  // where the members of the innermost [...] begin
+  std::size_t at = 0;           // where the construct being translated starts
   for (std::size_t i = 0; i < pattern.size(); ++i) {
+    t.source.resize(out.size(), at);
+    at = i;
     const char c = pattern[i];
     if (c == '\\' && i + 1 < pattern.size()) {
+      if (const std::size_t length = octal_escape_length(pattern, i + 1, class_depth > 0); length > 0) {
+        out += octal_escape(pattern, i, length, field);
+        i += length;
+        continue;
+      }
       const char e = pattern[++i];
       switch (e) {
         case 'w': out += w; break;
@@ -153,6 +216,11 @@ std::string translate_python_pattern(const std::string& pattern, const std::stri
         continue;
       }
     }
+    if (c == '(' && pattern.compare(i, 3, "(?(") == 0)
+      throw ConfigError(field, "the conditional group at position " +
+                                   std::to_string(code_points_before(pattern, i)) +
+                                   ", (?(1)yes|no) or (?(name)yes|no), is not supported (ICU's regex "
+                                   "engine has none)");
     if (c == '(' && pattern.compare(i, 3, "(?P") == 0) {
       if (pattern.compare(i, 4, "(?P<") == 0) {
         // ICU's group names are ASCII letters and digits: a Python name
@@ -194,7 +262,9 @@ std::string translate_python_pattern(const std::string& pattern, const std::stri
     }
     out += c;
   }
-  return out;
+  t.source.resize(out.size(), at);
+  t.source.push_back(pattern.size());
+  return t;
 }
 
 Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
@@ -207,7 +277,8 @@ Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
   default_pattern_ = options_.token_pattern == kDefaultTokenPattern;
   if (!default_pattern_) {
     const std::string field = field_prefix + "token_pattern";
-    const std::string translated = translate_python_pattern(options_.token_pattern, field);
+    const TranslatedPattern translation = translate_python_pattern(options_.token_pattern, field);
+    const std::string& translated = translation.icu;
     UParseError where{};
     UErrorCode status = U_ZERO_ERROR;
     pattern_ = std::make_unique<Pattern>();
@@ -216,7 +287,8 @@ Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
     pattern_->regex.reset(icu::RegexPattern::compile(
         icu::UnicodeString::fromUTF8(translated), UREGEX_UNIX_LINES, where, status));
     if (U_FAILURE(status))
-      throw ConfigError(field, "not a regular expression bagel can run (" + icu_error(status, &where) +
+      throw ConfigError(field, "not a regular expression bagel can run (" + std::string(u_errorName(status)) +
+                                   error_position(translation, options_.token_pattern, where) +
                                    "): " + options_.token_pattern);
     status = U_ZERO_ERROR;
     std::unique_ptr<icu::RegexMatcher> probe(pattern_->regex->matcher(status));

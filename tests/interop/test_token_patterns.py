@@ -116,5 +116,64 @@ class TokenPatternsFindWhatPythonFinds(unittest.TestCase):
             self.check(docs, pattern)
 
 
+class PythonSyntaxICULacks(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.tmp.name)
+        cls.docs = ["ab <cd>", "x\x01y\x07z \tw", "Apple\x01\x01 A0 \x08b"]
+        cls.path = cls.folder / "docs.txt"
+        cls.path.write_text("".join(d + "\n" for d in cls.docs), encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def vectorize(self, pattern):
+        return run_bagel("vectorize", "-q", "-i", self.path, "-o", self.folder / "x.npz",
+                         "--vocabulary-out", self.folder / "vocab.txt", "--set", "lowercase=false",
+                         "--set", f"token_pattern={json.dumps(pattern)}")
+
+    def test_octal_escapes_are_pythons(self):
+        """\\0, \\01, \\012 and \\101 outside a class, any 1-3 octal digits in one
+        ([\\1] is \\x01), as Python reads them; \\0 was refused, [\\1] was '1'."""
+        for pattern in (r"\0|\w\w+", r"\01\w*", r"\w\01+", r"[\1\7]\w", r"\011\w", r"\101\w*", r"\1010",
+                        r"[\0-\10]+", r"[\101-\132]\w*", r"(\w)\1", r"[\10]"):
+            with self.subTest(pattern=pattern):
+                proc = self.vectorize(pattern)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                theirs = CountVectorizer(token_pattern=pattern, lowercase=False).fit(self.docs)
+                self.assertEqual(read_vocabulary(self.folder / "vocab.txt"),
+                                 list(theirs.get_feature_names_out()))
+
+    def test_an_octal_escape_over_0o377_is_refused_as_python_refuses_it(self):
+        with self.assertRaisesRegex(re.error, "outside of range 0-0o377"):
+            re.compile(r"\777")
+        proc = self.vectorize(r"a\777")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(r"octal escape value \777 outside of range 0-0o377", proc.stderr)
+
+    def test_a_conditional_group_is_refused_naming_it(self):
+        """ICU has no (?(1)yes|no): the error says so and where it is, where
+        it said U_REGEX_UNIMPLEMENTED at an offset into bagel's translation."""
+        self.assertEqual(re.findall(r"(<)?\w+(?(1)>|)", "ab <cd>"), ["", "<"])
+        proc = self.vectorize(r"(<)?\w+(?(1)>|)")
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn("the conditional group at position 7, (?(1)yes|no) or (?(name)yes|no), is not "
+                      "supported", proc.stderr)
+        self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+
+    def test_an_error_gives_the_position_in_the_users_pattern(self):
+        """ICU's position is mapped back through the translation (\\w becomes a
+        long class): for an unbalanced parenthesis it is Python's."""
+        for pattern in ("ab(", "a)b", "\u00e9\U0001F600ab(", r"\w\w(", r"[\w]\d)x", r"\b\w+\B)"):
+            with self.subTest(pattern=pattern):
+                with self.assertRaises(re.error) as caught:
+                    re.compile(pattern)
+                proc = self.vectorize(pattern)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(f"U_REGEX_MISMATCHED_PAREN at position {caught.exception.pos})", proc.stderr)
+
+
 if __name__ == "__main__":
     unittest.main()

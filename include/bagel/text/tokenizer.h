@@ -37,9 +37,16 @@ struct AnalyzerOptions {
 };
 
 // Python's pattern in ICU's syntax (see AnalyzerOptions::token_pattern).
+struct TranslatedPattern {
+  std::string icu;
+  // source[k]: the byte of the Python pattern that icu[k] comes from, and
+  // one more entry for the end (to point ICU's errors into the user's text).
+  std::vector<std::size_t> source;
+};
 // Throws ConfigError(field) for what it cannot translate: the ASCII or
-// locale flags, and references to named groups by number.
-std::string translate_python_pattern(const std::string& pattern, const std::string& field);
+// locale flags, (?P=name) references, conditional groups and octal escapes
+// over \377.
+TranslatedPattern translate_python_pattern(const std::string& pattern, const std::string& field);
 
 class Analyzer {
  public:
