@@ -144,6 +144,10 @@ int train_from(const TrainOptions& o, TrainConfig& config) {
     }
   }
   for (const std::string& note : text_format_notes(config)) progress.message(note);
+  // The vectorizer fitted on the training text (a warm start keeps its own).
+  if (config.train.text && !(start && start->vectorizer))
+    if (const std::string warning = stop_words_warning(*config.vectorizer); !warning.empty())
+      progress.warn(warning);
   TrainingData data = [&] {
     try {
       return load_training_data(config, start_classes ? &*start_classes : nullptr,

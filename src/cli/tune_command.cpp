@@ -104,6 +104,9 @@ int run_tune(const TuneOptions& o) {
   check_distinct_paths({{"-o", out}}, config_inputs(config, o.config));
   Progress progress(Progress::detect(o.quiet), std::cerr);
   for (const std::string& note : text_format_notes(config)) progress.message(note);
+  if (config.train.text)
+    if (const std::string warning = stop_words_warning(*config.vectorizer); !warning.empty())
+      progress.warn(warning);
   TrainingData data = load_training_data(config);
   Dataset train, valid;
   std::string judged_on;

@@ -406,6 +406,9 @@ int run_vectorize(const VectorizeOptions& o) {
   if (fitted) {
     x = fitted->transform(corpus.documents.views(), threads);
   } else {
+    // A warning, as scikit-learn's fit gives it: shown under --quiet too.
+    if (const std::string warning = stop_words_warning(options); !warning.empty())
+      std::fprintf(stderr, "bagel: warning: %s\n", warning.c_str());
     auto [vectorizer, matrix] = fit(options, corpus, threads, o, section);
     x = std::move(matrix);
     fitted = std::move(vectorizer);

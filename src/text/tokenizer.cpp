@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <set>
 
 #include "bagel/error.h"
 #include "bagel/text/ascii_words.h"
@@ -347,6 +348,21 @@ void Analyzer::tokenize(std::string_view text, Scratch& scratch) const {
   else
     match_pattern(text, scratch);
   drop_stop_words(scratch.tokens_);
+}
+
+std::vector<std::string> Analyzer::inconsistent_stop_words() const {
+  Scratch scratch;
+  std::set<std::string> found;
+  for (const std::string& word : options_.stop_words) {
+    const std::string_view text = preprocess(word, scratch);
+    if (default_pattern_)
+      scan_words(text, scratch.tokens_);
+    else
+      match_pattern(text, scratch);
+    for (const std::string_view token : scratch.tokens_)
+      if (!stop_set_.contains(token)) found.emplace(token);
+  }
+  return {found.begin(), found.end()};
 }
 
 void Analyzer::drop_stop_words(std::vector<std::string_view>& tokens) const {

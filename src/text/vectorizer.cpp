@@ -1,5 +1,6 @@
 #include "bagel/text/vectorizer.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 
@@ -197,6 +198,48 @@ VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, co
   // the --set's) error before any text is read.
   if (section.contains("token_pattern")) Analyzer(o.analyzer, path.empty() ? "" : path + ".");
   return o;
+}
+
+namespace {
+
+// Python's repr() of a str, as scikit-learn's %r shows a token: single
+// quotes unless it holds one and no double quote; backslash escapes for the
+// quote, the backslash and ASCII control characters (other characters that
+// Python would escape are shown as they are).
+std::string python_repr(std::string_view s) {
+  const char quote = s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos ? '"' : '\'';
+  std::string out(1, quote);
+  for (const char c : s) {
+    const auto b = static_cast<unsigned char>(c);
+    if (c == quote || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (b < 0x20 || b == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", b);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out + quote;
+}
+
+}  // namespace
+
+std::string stop_words_warning(const VectorizerOptions& options) {
+  const std::vector<std::string> tokens = Analyzer(options.analyzer, "vectorizer.").inconsistent_stop_words();
+  if (tokens.empty()) return "";
+  std::string list;
+  for (const std::string& token : tokens) list += (list.empty() ? "" : ", ") + python_repr(token);
+  return "Your stop_words may be inconsistent with your preprocessing. Tokenizing the stop words "
+         "generated tokens [" + list + "] not in stop_words.";
 }
 
 nlohmann::json vectorizer_options_to_json(const VectorizerOptions& o) {

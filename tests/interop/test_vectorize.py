@@ -415,6 +415,68 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertEqual(proc.returncode, status, proc.stderr)
                 self.assertEqual(proc.stderr, "bagel: error: " + expected + "\n")
                 self.assertFalse((self.folder / "f.npz").exists())
+class StopWordsWarnAsScikitLearnWarns(unittest.TestCase):
+    """Stop words that preprocessing and tokenizing turn into tokens that are
+    not stop words (so never match): scikit-learn's fit warns, naming the
+    tokens; bagel vectorize and bagel train print the same words on stderr
+    as a warning, --quiet or not, where they kept the words silently."""
+
+    DOCS = ["The Software is free", "Caf\u00e9 it's SOFTWARE", "x-ray the free Caf\u00e9"]
+    CASES = [
+        ({"stop_words": ["The", "Software"]}, True),
+        ({"stop_words": ["the", "it's", "x-ray"]}, True),          # 'it', 'ray' are tokens
+        ({"stop_words": ["the", "free"]}, False),
+        ({"stop_words": ["The"], "lowercase": False}, False),
+        ({"stop_words": ["Caf\u00e9"], "strip_accents": "ascii"}, True),   # 'cafe'
+        ({"stop_words": ["it's"], "token_pattern": r"[\w']+|\w"}, False),
+        ({"stop_words": ["x-ray", "a"], "token_pattern": r"\w"}, True),
+    ]
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.folder = Path(cls.tmp.name)
+        (cls.folder / "docs.txt").write_text("".join(d + "\n" for d in cls.DOCS), encoding="utf-8")
+        (cls.folder / "train.txt").write_text(
+            "".join(f"__label__{i % 2} {d}\n" for i, d in enumerate(cls.DOCS * 2)), encoding="utf-8")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def sklearn_warnings(self, params):
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            CountVectorizer(**params).fit(self.DOCS)
+        return [str(w.message) for w in caught if "stop_words" in str(w.message)]
+
+    def bagel_warnings(self, stderr):
+        prefix = "bagel: warning: "
+        return [line[len(prefix):] for line in stderr.splitlines() if line.startswith(prefix)]
+
+    def test_vectorize_warns_as_scikit_learn_does(self):
+        for params, inconsistent in self.CASES:
+            with self.subTest(params):
+                expected = self.sklearn_warnings(params)
+                self.assertEqual(len(expected), int(inconsistent), expected)
+                args = ["vectorize", "-q", "-i", self.folder / "docs.txt", "-o", self.folder / "x.npz"]
+                for key, value in params.items():
+                    args += ["--set", f"{key}={json.dumps(value)}"]
+                proc = run_bagel(*args)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(self.bagel_warnings(proc.stderr), expected)
+
+    def test_train_warns_as_scikit_learn_does(self):
+        for params, _ in self.CASES[:3]:
+            with self.subTest(params):
+                config = self.folder / "config.json"
+                config.write_text(json.dumps({"train": {"text": "train.txt"}, "vectorizer": params,
+                                              "output": "model"}))
+                proc = run_bagel("train", "--config", config, "--quiet")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(self.bagel_warnings(proc.stderr), self.sklearn_warnings(params))
+
 
 if __name__ == "__main__":
     unittest.main()

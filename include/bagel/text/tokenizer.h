@@ -59,6 +59,11 @@ class Analyzer {
 
   const AnalyzerOptions& options() const { return options_; }
 
+  // The tokens that preprocessing and tokenizing the stop words makes and
+  // that are not stop words themselves, distinct and sorted: such a stop
+  // word is never removed (scikit-learn's _check_stop_words_consistency).
+  std::vector<std::string> inconsistent_stop_words() const;
+
   // Per-thread buffers, reused from document to document so that the hot
   // loop allocates nothing once they have grown.
   class Scratch {

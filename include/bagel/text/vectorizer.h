@@ -57,6 +57,11 @@ struct VectorizerOptions {
 // config's other paths; "" for the current directory).
 VectorizerOptions vectorizer_options_from_json(const nlohmann::json& section, const std::string& path,
                                                const std::filesystem::path& base_dir = {});
+// scikit-learn's warning for stop words that tokenizing them with these
+// options turns into tokens that are not stop words ("Your stop_words may be
+// inconsistent with your preprocessing. ..."), or "" when there are none.
+std::string stop_words_warning(const VectorizerOptions& options);
+
 // The options as that JSON (stop words as an array of words).
 nlohmann::json vectorizer_options_to_json(const VectorizerOptions& options);
 
