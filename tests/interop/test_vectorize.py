@@ -415,6 +415,8 @@ class VectorizeMatchesScikitLearn(unittest.TestCase):
                 self.assertEqual(proc.returncode, status, proc.stderr)
                 self.assertEqual(proc.stderr, "bagel: error: " + expected + "\n")
                 self.assertFalse((self.folder / "f.npz").exists())
+
+
 class StopWordsWarnAsScikitLearnWarns(unittest.TestCase):
     """Stop words that preprocessing and tokenizing turn into tokens that are
     not stop words (so never match): scikit-learn's fit warns, naming the
