@@ -606,7 +606,8 @@ class TextErrors(unittest.TestCase):
     def test_an_empty_vocabulary_without_stop_words_blames_the_token_pattern(self):
         proc = run_bagel("vectorize", "-i", self.dir / "docs.txt", "-o", self.dir / "d.npz",
                          "--set", "token_pattern=\\d+")
-        self.assert_error(proc, 1, "token_pattern", "empty vocabulary")
+        # Found while fitting, and named by the --set that gave the pattern (exit 2).
+        self.assert_error(proc, 2, "--set token_pattern=\\d+: empty vocabulary")
         self.assertNotIn("stop_words", proc.stderr)
 
     def test_set_errors_found_after_parsing_still_name_the_set_and_exit_2(self):

@@ -81,7 +81,8 @@ class TokenPatternsFindWhatPythonFinds(unittest.TestCase):
                 theirs = vectorizer.fit_transform(docs)
             except ValueError as e:  # an empty vocabulary
                 self.assertIn("empty vocabulary", str(e))
-                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertEqual(proc.returncode, 2, proc.stderr)  # named by its --set
+                self.assertIn("--set token_pattern=", proc.stderr)
                 return
             self.assertEqual(proc.returncode, 0, proc.stderr)
             self.assertEqual(read_vocabulary(vocab), list(vectorizer.get_feature_names_out()))
@@ -89,6 +90,16 @@ class TokenPatternsFindWhatPythonFinds(unittest.TestCase):
             np.testing.assert_array_equal(ours.indptr, theirs.indptr)
             np.testing.assert_array_equal(ours.indices, theirs.indices)
             np.testing.assert_array_equal(ours.data, theirs.data)
+
+    def test_a_pattern_icu_never_finishes_is_stopped_with_an_error(self):
+        # ICU 72 loops on a lazy repetition of a group that matches empty.
+        path = self.folder / "b.txt"
+        path.write_text("b\n")
+        proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / "b.npz",
+                         "--set", 'token_pattern="(?:bx|)*?a"')  # run_bagel: 120 s at most
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn("token_pattern: a match ran past ICU's time limit", proc.stderr)
+        self.assertFalse((self.folder / "b.npz").exists())
 
     def test_a_non_empty_match_where_an_empty_one_was(self):
         """After an empty match at p, re.findall tries for a non-empty match
