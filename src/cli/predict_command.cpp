@@ -413,9 +413,10 @@ int run_predict(const PredictOptions& o) {
                          {});
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
-  check_text_format_applies(model, text_input(o));
-  check_zero_based_applies(model, text_input(o));
-  const ZeroBased zero_based = input_zero_based(model, text_input(o));
+  const ModelTextInput text = text_input(o);
+  check_text_format_applies(model, text);
+  check_zero_based_applies(model, text);
+  const ZeroBased zero_based = input_zero_based(model, text);
   std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
 
   // A stream of svmlight with a known base is predicted as it arrives;
@@ -436,7 +437,7 @@ int run_predict(const PredictOptions& o) {
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;  // svmlight read whole: the base "auto" took
   if (reads_text(model, o.input)) {
-    LabeledData d = read_model_text(model, text_input(o));
+    LabeledData d = read_model_text(model, text);
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored
