@@ -102,38 +102,24 @@ bool written_through_descriptor(int fd) {
 
 }  // namespace
 
-namespace {
 
-// Where a regular file open on a descriptor ends and is written at, so that
-// an output that fails partway can be taken back out: a run that fails adds
-// nothing. Pipes and terminals cannot take bytes back (nothing is kept).
-struct DescriptorEnd {
-  bool regular = false;
-  off_t size = 0;
-  off_t offset = 0;
+DescriptorEnd DescriptorEnd::of(int fd) {
+  struct stat st {};
+  DescriptorEnd end;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return end;
+  end.regular_ = true;
+  end.size_ = st.st_size;
+  // With O_APPEND every write goes to the end, whatever the offset.
+  const int flags = ::fcntl(fd, F_GETFL);
+  end.offset_ = flags >= 0 && (flags & O_APPEND) != 0 ? st.st_size : ::lseek(fd, 0, SEEK_CUR);
+  return end;
+}
 
-  static DescriptorEnd of(int fd) {
-    struct stat st {};
-    DescriptorEnd end;
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) return end;
-    end.regular = true;
-    end.size = st.st_size;
-    // With O_APPEND every write goes to the end, whatever the offset.
-    const int flags = ::fcntl(fd, F_GETFL);
-    end.offset = flags >= 0 && (flags & O_APPEND) != 0 ? st.st_size : ::lseek(fd, 0, SEEK_CUR);
-    return end;
-  }
-
-  // Cuts what was added past the old end, and moves the offset back. Bytes
-  // the output wrote over inside the old end (a shell's `1<>`) stay written.
-  void undo(int fd) const {
-    if (!regular || offset < 0) return;
-    static_cast<void>(::ftruncate(fd, std::max(size, offset)));
-    static_cast<void>(::lseek(fd, offset, SEEK_SET));
-  }
-};
-
-}  // namespace
+void DescriptorEnd::undo(int fd) const {
+  if (!regular_ || offset_ < 0) return;
+  static_cast<void>(::ftruncate(fd, std::max(size_, offset_)));
+  static_cast<void>(::lseek(fd, offset_, SEEK_SET));
+}
 
 AtomicPath::AtomicPath(fs::path target) : target_(std::move(target).lexically_normal()) {
   // "runs/model/" names the folder "runs/model": the temporary must be its sibling.

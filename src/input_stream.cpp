@@ -58,11 +58,13 @@ std::string input_name(const std::string& path) { return path == "-" ? "<stdin>"
 InputStream::InputStream(const std::string& path) : name_(input_name(path)) {
   if (path == "-") {
     fd_ = STDIN_FILENO;
-    return;
+  } else {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd_ < 0) throw FileError(name_, std::string("cannot open: ") + std::strerror(errno));
+    owned_ = true;
   }
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw FileError(name_, std::string("cannot open: ") + std::strerror(errno));
-  owned_ = true;
+  struct stat st {};
+  regular_ = ::fstat(fd_, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 InputStream::~InputStream() {

@@ -345,6 +345,16 @@ int chunk_count(std::size_t bytes, int requested) {
   return std::max(1, std::min(usable_cores(), by_size));
 }
 
+// `text` split at line ends into chunk_count(requested) chunks, parsed in
+// parallel; each chunk keeps its own error (rethrow_first_error).
+std::vector<Chunk> parse_chunks(std::span<const char> text, ZeroBased zero_based, int requested) {
+  std::vector<Chunk> parts = split_chunks(text, chunk_count(text.size(), requested));
+  const auto count = static_cast<std::int64_t>(parts.size());
+#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
+  for (std::int64_t k = 0; k < count; ++k) parse_chunk(parts[k], zero_based);
+  return parts;
+}
+
 // Throws the first error in file order, with its absolute line number
 // (`lines_before`: lines of the input before the first chunk).
 void rethrow_first_error(const std::vector<Chunk>& chunks, const std::string& source,
@@ -566,10 +576,7 @@ namespace detail {
 
 SvmlightData parse_svmlight(std::span<const char> text, const std::string& source,
                             ZeroBased zero_based, int chunks) {
-  std::vector<Chunk> parts = split_chunks(text, chunk_count(text.size(), chunks));
-  const auto count = static_cast<std::int64_t>(parts.size());
-#pragma omp parallel for schedule(dynamic, 1) if (count > 1)
-  for (std::int64_t k = 0; k < count; ++k) parse_chunk(parts[k], zero_based);
+  std::vector<Chunk> parts = parse_chunks(text, zero_based, chunks);
   rethrow_first_error(parts, source);
   return concatenate(parts, source, zero_based);
 }
@@ -601,8 +608,29 @@ SvmlightData read_svmlight(InputStream& in, ZeroBased zero_based) {
   return d;
 }
 
+namespace {
+
+// Bytes a block of a regular file holds: one chunk a core, as a whole file
+// read at once would be split.
+std::size_t file_block_bytes() { return kMinChunkBytes * static_cast<std::size_t>(usable_cores()); }
+
+std::int64_t line_count(const std::vector<Chunk>& chunks) {
+  std::int64_t lines = 0;
+  for (const Chunk& chunk : chunks) lines += chunk.line_count;
+  return lines;
+}
+
+bool holds_rows(const std::vector<Chunk>& chunks) {
+  return std::any_of(chunks.begin(), chunks.end(), [](const Chunk& c) { return !c.labels.empty(); });
+}
+
+}  // namespace
+
 SvmlightStream::SvmlightStream(InputStream& in, ZeroBased zero_based)
-    : blocks_(in, 1), zero_based_(zero_based), source_(in.name()) {
+    : blocks_(in, in.regular() ? file_block_bytes() : 1),
+      zero_based_(zero_based),
+      source_(in.name()),
+      empty_allowed_(in.named_file()) {
   if (zero_based == ZeroBased::kAuto)
     throw Error(source_ + ": streaming svmlight needs zero_based true or false; \"auto\" "
                           "depends on every line");
@@ -610,20 +638,19 @@ SvmlightStream::SvmlightStream(InputStream& in, ZeroBased zero_based)
 
 std::optional<SvmlightData> SvmlightStream::next() {
   for (auto text = blocks_.next(); !text.empty(); text = blocks_.next()) {
-    std::vector<Chunk> block;
-    block.push_back(parse_block(text, zero_based_));
-    rethrow_first_error(block, source_, lines_before_);
-    const std::int64_t lines = block[0].line_count;
-    if (block[0].labels.empty()) {  // only blank or comment lines
+    std::vector<Chunk> parts = parse_chunks(text, zero_based_, 0);
+    rethrow_first_error(parts, source_, lines_before_);
+    const std::int64_t lines = line_count(parts);
+    if (!holds_rows(parts)) {  // only blank or comment lines
       lines_before_ += lines;
       continue;
     }
-    SvmlightData d = concatenate(block, source_, zero_based_, lines_before_);
+    SvmlightData d = concatenate(parts, source_, zero_based_, lines_before_);
     lines_before_ += lines;
     rows_ += d.features.rows();
     return d;
   }
-  if (rows_ == 0) no_rows(source_);
+  if (rows_ == 0 && !empty_allowed_) no_rows(source_);
   return std::nullopt;
 }
 

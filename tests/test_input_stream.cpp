@@ -28,6 +28,7 @@
 #include "bagel/npz.h"
 #include "bagel/svmlight.h"
 #include "temp_dir.h"
+#include "train_helpers.h"
 
 namespace bagel {
 namespace {
@@ -250,6 +251,59 @@ TEST(StreamReaders, AStreamWithNoRowsIsAnErrorAnEmptyFileIsNot) {
     EXPECT_NE(message.find(fifo.path()), std::string::npos) << message;
   }
   EXPECT_EQ(read_features(dir.write("empty.svm", ""), ZeroBased::kAuto, nullptr).rows(), 0);
+}
+
+// A regular file read as a stream comes in blocks of a few MiB a core,
+// each parsed in parallel chunks: the rows, their line numbers and an
+// error's line are those of the file read whole, and an empty file is no
+// error (a file is not a stream that came with nothing).
+TEST(StreamReaders, SvmlightStreamOverAFileEqualsTheFileReadWhole) {
+  const CoresForTest cores("2");  // blocks of 8 MiB, whatever the machine
+  TempDir dir;
+  std::string text = "# header\n";
+  while (text.size() < (std::size_t{20} << 20)) text += svmlight_lines(20000) + "\n# between\n";
+  const std::string path = dir.write("big.svm", text);
+  const SvmlightData file = read_svmlight(path, ZeroBased::kTrue);
+  InputStream in(path);
+  ASSERT_TRUE(in.regular());
+  SvmlightStream stream(in, ZeroBased::kTrue);
+  Index rows = 0;
+  int blocks = 0;
+  while (auto block = stream.next()) {
+    ++blocks;
+    for (Index r = 0; r < block->features.rows(); ++r) {
+      const RowView got = block->features.row(r);
+      const RowView want = file.features.row(rows + r);
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_TRUE(std::equal(got.indices.begin(), got.indices.end(), want.indices.begin()));
+      EXPECT_TRUE(std::equal(got.values.begin(), got.values.end(), want.values.begin()));
+      ASSERT_EQ(block->labels.lines[r], file.labels.lines[rows + r]);
+      ASSERT_EQ(block->labels.names[r], file.labels.names[rows + r]);
+    }
+    rows += block->features.rows();
+  }
+  EXPECT_EQ(rows, file.features.rows());
+  EXPECT_GT(blocks, 1);  // not the whole file at once
+  EXPECT_LT(blocks, 20);  // nor a pipe's 64 KiB at a time
+
+  const std::int64_t bad_line = static_cast<std::int64_t>(std::count(text.begin(), text.end(), '\n')) + 1;
+  const std::string bad = dir.write("bad.svm", text + "1 5:x\n");
+  InputStream bad_in(bad);
+  SvmlightStream bad_stream(bad_in, ZeroBased::kTrue);
+  try {
+    while (bad_stream.next()) {
+    }
+    FAIL() << "expected an error";
+  } catch (const FileError& e) {
+    EXPECT_EQ(e.line(), bad_line) << e.what();
+    EXPECT_EQ(e.file(), bad);
+  }
+
+  for (const std::string empty : {"", "\n# only a comment\n"}) {
+    InputStream empty_in(dir.write("empty.svm", empty));
+    SvmlightStream empty_stream(empty_in, ZeroBased::kFalse);
+    EXPECT_FALSE(empty_stream.next().has_value());
+  }
 }
 
 TEST(StreamReaders, TextAndNpyLabelsFromAFifoEqualTheFile) {

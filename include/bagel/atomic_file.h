@@ -2,6 +2,8 @@
 // half-written file or folder under the final name.
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -64,6 +66,22 @@ class AtomicPath {
   bool direct_ = false;
   int descriptor_ = -1;  // the open descriptor target_ names, written at commit
   std::unique_ptr<TempRegistration> registration_;
+};
+
+// Where a regular file open on a descriptor ends and is written at, so that
+// an output that fails partway can be taken back out: a run that fails adds
+// nothing. Pipes and terminals cannot take bytes back (nothing is kept).
+class DescriptorEnd {
+ public:
+  static DescriptorEnd of(int fd);
+  // Cuts what was added past the old end, and moves the offset back. Bytes
+  // the output wrote over inside the old end (a shell's `1<>`) stay written.
+  void undo(int fd) const;
+
+ private:
+  bool regular_ = false;
+  off_t size_ = 0;
+  off_t offset_ = 0;
 };
 
 // Several files that belong together (a matrix and its labels), written as

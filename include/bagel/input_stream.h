@@ -42,6 +42,13 @@ class InputStream {
   InputStream& operator=(const InputStream&) = delete;
 
   const std::string& name() const { return name_; }
+  // Whether the bytes come from a regular file (a path naming one, or
+  // standard input redirected from one): its reads never wait, so readers
+  // may take large blocks.
+  bool regular() const { return regular_; }
+  // Whether it was opened by a path naming a regular file, not "-": read as
+  // a file is read whole, so an empty one is no error.
+  bool named_file() const { return regular_ && owned_; }
   // The first `count` bytes (fewer only if the stream ends sooner), left
   // unconsumed: the next read() returns them first. Used to tell formats
   // apart by their magic bytes.
@@ -56,6 +63,7 @@ class InputStream {
   std::size_t read_fd(char* out, std::size_t size);
   int fd_ = -1;
   bool owned_ = false;
+  bool regular_ = false;
   std::string name_;
   std::string peeked_;
 };

@@ -62,6 +62,11 @@ SvmlightData read_svmlight(InputStream& in, ZeroBased zero_based = ZeroBased::kA
 // the start of the stream. Needs zero_based kTrue or kFalse (throws Error for
 // kAuto): the automatic base depends on every line of the input, so no row
 // could be placed before the last had arrived.
+// From a pipe a block is what has arrived (at least one whole line), so rows
+// come out as they come in. From a regular file, which never makes a reader
+// wait, a block is several MiB, parsed in parallel chunks: the file is read
+// at the speed of read_svmlight, in the memory of one block instead of the
+// whole file. A file named by its path may hold no rows, as read whole.
 class SvmlightStream {
  public:
   SvmlightStream(InputStream& in, ZeroBased zero_based);
@@ -73,6 +78,7 @@ class SvmlightStream {
   LineBlocks blocks_;
   ZeroBased zero_based_;
   std::string source_;
+  bool empty_allowed_;
   std::int64_t lines_before_ = 0;
   std::int64_t rows_ = 0;
 };

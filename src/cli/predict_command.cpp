@@ -8,6 +8,8 @@
 #include <memory>
 #include <optional>
 
+#include <unistd.h>
+
 #include "bagel/atomic_file.h"
 #include "bagel/config.h"
 #include "bagel/dataset.h"
@@ -44,6 +46,10 @@ double seconds_since(Clock::time_point t) {
 
 // Standard output, or a file written atomically: it appears complete, or
 // not at all when predict fails, and its folder is created when missing.
+// Standard output redirected to a file (`> preds.txt`, `>> log`) gets the
+// rows as they are predicted and, when predict fails partway (a bad line in
+// the middle of an svmlight input), is cut back to where it ended: a run
+// that fails adds nothing there either. A pipe keeps what it was sent.
 class PredictionOutput {
  public:
   explicit PredictionOutput(const std::string& path) : path_(path), folders_(path) {
@@ -52,10 +58,20 @@ class PredictionOutput {
       file_ = std::make_unique<AtomicPath>(path);
       file_stream_.open(file_->temp(), std::ios::binary);
       if (!file_stream_) throw FileError(path, "cannot open for writing");
+    } else {
+      stdout_end_ = DescriptorEnd::of(STDOUT_FILENO);
     }
     buf_ = std::make_unique<ErrnoKeepingBuf>(file_ ? file_stream_.rdbuf() : std::cout.rdbuf());
     stream_.rdbuf(buf_.get());
   }
+  ~PredictionOutput() {
+    if (file_ || committed_) return;
+    stream_.flush();  // what is still buffered lands before the cut, not after it
+    stdout_end_.undo(STDOUT_FILENO);
+  }
+  PredictionOutput(const PredictionOutput&) = delete;
+  PredictionOutput& operator=(const PredictionOutput&) = delete;
+
   std::ostream& stream() { return stream_; }
   // Flushed and checked; a file is closed but not yet in place.
   void finish() {
@@ -64,6 +80,7 @@ class PredictionOutput {
     if (file_) file_stream_.close();
   }
   void commit() {
+    committed_ = true;
     if (!file_) return;
     file_->commit();
     folders_.keep();
@@ -73,6 +90,8 @@ class PredictionOutput {
   std::string path_;
   NewFolders folders_;  // removed again unless the output is committed
   std::unique_ptr<AtomicPath> file_;
+  DescriptorEnd stdout_end_;
+  bool committed_ = false;
   std::ofstream file_stream_;
   std::unique_ptr<ErrnoKeepingBuf> buf_;
   std::ostream stream_{nullptr};
@@ -288,6 +307,17 @@ void predict_streaming(SvmlightStream& rows, std::span<const std::int32_t> label
     out.flush();
   }
   if (given) check_label_count(o, labels.size(), writer.rows());
+  // An empty file (a stream with no rows is an error) has nothing to score;
+  // --metrics still asks for a score and gets the error that says so.
+  if (writer.rows() == 0 && o.metrics.empty()) writer.drop_metrics();
+}
+
+// A regular svmlight file whose base is known: read block by block as a
+// stream is, rather than whole; with --metrics, whole, so that labels that
+// are not the model's classes stop it before any prediction.
+bool streams_as_file(const PredictOptions& o, ZeroBased base) {
+  return o.metrics.empty() && base != ZeroBased::kAuto &&
+         feature_format_of(o.input) == FeatureFormat::kSvmlight;
 }
 
 [[noreturn]] void metrics_need_labels(const std::string& why) {
@@ -342,9 +372,9 @@ CLI::App* add_predict_command(CLI::App& app, PredictOptions& o) {
       ->required()
       ->check(existing_folder());
   cmd->add_option("-i,--input", o.input,
-                  "Features: .npz (scipy CSR) or svmlight text; - or a pipe is read as it "
-                  "arrives (svmlight with a known base: --zero-based true/false, or a model trained on "
-                  "svmlight: predicted as it arrives); raw "
+                  "Features: .npz (scipy CSR) or svmlight text, or - (a pipe); svmlight with a "
+                  "known base (--zero-based true/false, or a model trained on svmlight) is "
+                  "predicted block by block as it is read, a pipe's rows as they arrive; raw "
                   "text (a file or a folder) for a model trained on text, which takes an .npz, "
                   "*.svm, *.svmlight or *.libsvm as features")
       ->required()
@@ -419,9 +449,10 @@ int run_predict(const PredictOptions& o) {
   const ZeroBased zero_based = input_zero_based(model, text);
   std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
 
-  // A stream of svmlight with a known base is predicted as it arrives;
-  // anything else is read whole first ("auto" needs every index, a zip is
-  // read from its end). "auto" knows the base before the first line where
+  // svmlight with a known base, from a stream or a file, is predicted block
+  // by block as it is read (a file in blocks of a few MiB a core: memory is
+  // one block, not the file and its matrix); anything else is read whole
+  // first ("auto" needs every index, a zip is read from its end). "auto" knows the base before the first line where
   // the model recorded its training svmlight's: the whole input read with
   // "auto" and brought to that base (align_to_trained_base) is the input
   // read with it. With --metrics it is read whole all the same, so that
@@ -441,7 +472,7 @@ int run_predict(const PredictOptions& o) {
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored
-  } else if (is_stream(o.input)) {
+  } else if (is_stream(o.input) || streams_as_file(o, stream_base)) {
     stream = std::make_unique<InputStream>(o.input);
     format = feature_format(o.input, stream->peek(kFormatMagicBytes));
     if (format == FeatureFormat::kSvmlight && stream_base != ZeroBased::kAuto)

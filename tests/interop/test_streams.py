@@ -436,6 +436,29 @@ class Streams(unittest.TestCase):
         self.assert_one_line_error(proc, "/proc/self/status:1:")
         self.assertFalse((self.case / "x.npz").exists())
 
+    def test_predictions_to_a_redirected_stdout_that_fail_partway_add_nothing(self):
+        # Rows are written as they are predicted: a bad line after thousands
+        # of them takes them back out of the file standard output was
+        # redirected to, which keeps what the shell had written.
+        rows = self.test_svm.read_bytes() * 100  # 10,000 rows: many blocks from a pipe
+        bad = self.case / "bad.svm"
+        bad.write_bytes(rows + b"1 5:x\n")
+        out = self.case / "out.txt"
+        for source in ("pipe", "file"):
+            for mode in ("ab", "wb"):
+                with self.subTest(source=source, mode=mode):
+                    out.write_bytes(b"the shell's line\n")
+                    with open(out, mode) as f:
+                        if mode == "ab":
+                            f.seek(0, os.SEEK_END)
+                        args = ["-i", "-"] if source == "pipe" else ["-i", str(bad)]
+                        proc = subprocess.run([BAGEL, "predict", "-m", str(self.model), *args, "-q"],
+                                              input=bad.read_bytes() if source == "pipe" else None,
+                                              stdout=f, stderr=subprocess.PIPE, timeout=120)
+                    name = "<stdin>" if source == "pipe" else str(bad)
+                    self.assert_one_line_error(proc, f"{name}:10001: expected a number after ':'")
+                    self.assertEqual(out.read_bytes(), b"the shell's line\n" if mode == "ab" else b"")
+
     def test_an_empty_regular_file_still_predicts_zero_rows(self):
         empty = self.case / "empty.svm"
         empty.write_bytes(b"")
