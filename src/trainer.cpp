@@ -306,6 +306,9 @@ nlohmann::json calibration_to_json(const RateCalibration& c) {
     trials.push_back({{"rate", t.rate},
                       {"holdout_log_loss", std::isfinite(t.holdout_log_loss)
                                                ? nlohmann::json(t.holdout_log_loss)
+                                               : nlohmann::json(nullptr)},
+                      {"holdout_accuracy", std::isfinite(t.holdout_log_loss)
+                                               ? nlohmann::json(t.holdout_accuracy)
                                                : nlohmann::json(nullptr)}});
   return {{"rate", c.rate}, {"sample_rows", c.sample_rows}, {"folds", c.folds},
           {"mean_squared_norm", c.mean_squared_norm}, {"bias_rate", c.bias_rate},

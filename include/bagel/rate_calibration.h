@@ -48,6 +48,7 @@ inline constexpr double kSmallRowsBiasShare = 1.0 / 64;
 struct RateTrial {
   double rate = 0;
   double holdout_log_loss = 0;  // +inf when training on the sample diverged
+  double holdout_accuracy = 0;  // 0 when it diverged
 };
 
 struct RateCalibration {
@@ -63,7 +64,7 @@ struct RateCalibration {
   // The held-out loss of the training part's class shares alone; where no
   // candidate's loss was 5% below it, and none was below it at all or the
   // best was among the three lowest rates, the rate is 2^2 / mean |x|^2
-  // (no_signal).
+  // if that rate's held-out accuracy is clearly higher (no_signal).
   double prior_log_loss = 0;
   bool no_signal = false;
 };
@@ -77,10 +78,20 @@ struct RateCalibration {
 // 200 rows is judged by 5-fold cross-validation instead (the mean loss of
 // the five fifths). Returns the rate with the lowest held-out loss, or,
 // where none is 5% below the held-out loss of the class shares alone (no
-// signal), 2^2 / mean |x|^2. `classes` is the number of classes of `train.y`, `head`
-// the model's (loss.h).
+// signal in the loss), 2^2 / mean |x|^2 if it gets clearly more held-out
+// rows right. `classes` is the number of classes of `train.y`, `head` the
+// model's (loss.h).
 RateCalibration calibrate_learning_rate(const Dataset& train, int classes, Head head,
                                         const OptimizerConfig& c,
                                         std::int64_t sample_rows = 2000);
+
+namespace detail {
+
+// Whether `candidate` predicts the `judged` held-out rows clearly better
+// than `best`: its accuracy more than one standard error of an accuracy
+// over those rows above best's.
+bool predicts_clearly_better(const RateTrial& candidate, const RateTrial& best, double judged);
+
+}  // namespace detail
 
 }  // namespace bagel
