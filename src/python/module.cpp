@@ -185,6 +185,14 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("training_json", [](const Model& mo) { return mo.training.dump(); })
       .def("save", [](const Model& mo, const std::string& dir, bool force) { save_model(mo, dir, force); },
            py::arg("dir"), py::arg("force") = false)
+      // Every protocol pickles a model as protocol 2 does, Model.__new__ then
+      // __setstate__: protocols 0 and 1 would otherwise rebuild it through
+      // object.__new__, which a pybind11 class cannot take (that aborted the
+      // process).
+      .def("__reduce__", [](const py::object& self) {
+        return py::make_tuple(py::module_::import("copyreg").attr("__newobj__"),
+                              py::make_tuple(py::type::of(self)), model_state(self.cast<const Model&>()));
+      })
       .def(py::pickle(&model_state, &model_from_state));
 
   m.def("load_model", &load_model, py::arg("dir"));

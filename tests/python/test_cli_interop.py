@@ -304,6 +304,11 @@ def test_a_text_models_vectorizer_survives_pickle_and_partial_fit(tmp_path):
     train_text_model(tmp_path)
     expected = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "t.txt", "--proba", "-q").stdout
     clf = bagel.load(tmp_path / "m")
+    docs = ["the cat sat", "prices rose"]
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):  # 0 and 1 had aborted the process
+        np.testing.assert_array_equal(
+            pickle.loads(pickle.dumps(clf, protocol=protocol)).predict_proba(docs),
+            clf.predict_proba(docs))
     pickle.loads(pickle.dumps(clf)).save(tmp_path / "pickled")
     assert (tmp_path / "pickled" / "vocabulary.txt").read_text() == \
         (tmp_path / "m" / "vocabulary.txt").read_text()

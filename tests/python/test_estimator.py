@@ -473,6 +473,19 @@ def test_pickle_and_save_load_round_trip(multi, tmp_path):
     assert loaded.get_params() == clf.get_params()
 
 
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
+def test_every_pickle_protocol_round_trips(protocol):
+    # Protocols 0 and 1 had rebuilt the C++ model through object.__new__,
+    # which aborted the process; the model now pickles as a factory call.
+    x = np.array([[0.0, 1], [1, 0], [0, 1], [1, 0]])
+    clf = bagel.BagelClassifier(threads=1).fit(x, [0, 1, 0, 1])
+    back = pickle.loads(pickle.dumps(clf, protocol=protocol))
+    np.testing.assert_array_equal(back.predict_proba(x), clf.predict_proba(x))
+    np.testing.assert_array_equal(back.predict(x), clf.predict(x))
+    model = pickle.loads(pickle.dumps(clf._model, protocol=protocol))
+    np.testing.assert_array_equal(model.weight, clf._model.weight)
+
+
 def test_one_vs_rest_head_predicts_normalised_sigmoids_and_round_trips(multi, tmp_path):
     (xtr, ytr), (xte, yte) = multi["train"], multi["test"]
     clf = bagel.BagelClassifier(multiclass="ovr").fit(xtr, ytr)
