@@ -4,6 +4,7 @@ both predict the same probabilities and classes."""
 
 import io
 import json
+import pickle
 
 import numpy as np
 import pytest
@@ -189,7 +190,6 @@ def test_boolean_labels_round_trip_as_bools(tmp_path):
     sp.save_npz(tmp_path / "x.npz", sp.csr_matrix(x))
     assert bagel_predict(tmp_path / "m", tmp_path / "x.npz", tmp_path)[2].tolist() == \
         clf.predict(x).astype(str).tolist()
-    import pickle
     assert pickle.loads(pickle.dumps(loaded)).classes_.dtype == bool
     # Bytes are named by their text and come back as bytes.
     yb = np.array([b"comp", b"pol\xc3\xa9"] * 3)
@@ -300,7 +300,6 @@ def test_a_text_models_vectorizer_survives_pickle_and_partial_fit(tmp_path):
     # A model bagel train fitted on raw text keeps its vectorizer through a
     # pickle and a partial_fit in Python: saved again, bagel predict still
     # reads raw text with it (both had saved no vocabulary.txt).
-    import pickle
     train_text_model(tmp_path)
     expected = run_bagel("predict", "-m", tmp_path / "m", "-i", tmp_path / "t.txt", "--proba", "-q").stdout
     clf = bagel.load(tmp_path / "m")
@@ -355,6 +354,45 @@ def test_bytes_documents_are_decoded_with_the_models_decode_error(tmp_path):
                         "lines", "--proba", "-q").stdout
     expected = np.array([[float(v) for v in row.split(",")] for row in printed.splitlines()[1:]])
     np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict_proba(docs), expected)
+
+
+def test_a_text_model_takes_any_iterable_of_documents_and_says_what_else_it_takes(tmp_path):
+    # As CountVectorizer.transform: a generator of documents too. A column
+    # of documents, a list of lists, [] and text given to fit each get an
+    # error saying what to pass (they had been numpy's float conversion
+    # errors, with the whole document in them).
+    train_text_model(tmp_path)
+    clf = bagel.load(tmp_path / "m").set_params(threads=1)
+    docs = ["the dog sat", "prices fell"]
+    np.testing.assert_array_equal(clf.predict_proba(d for d in docs), clf.predict_proba(docs))
+    np.testing.assert_array_equal(clf.predict(iter(docs)), clf.predict(docs))
+    for given, found in ((np.array([["the cat"]]), r"a 2-d array of shape \(1, 1\)"),
+                         ([["the cat"]], "a list of rows")):
+        with pytest.raises(ValueError, match=r"^X: a model trained on text takes documents as a "
+                                             rf"1-d list or array, found {found}: pass the documents"):
+            clf.predict(given)
+    for empty in ([], (), np.array([], dtype=str)):
+        with pytest.raises(ValueError, match=r"^Found array with 0 sample\(s\)"):
+            clf.predict(empty)
+    # partial_fit reads documents through the model's vectorizer, as predict
+    # does: the same weights as from its vectorised rows.
+    rows = clf._vectorized(docs)
+    by_rows = pickle.loads(pickle.dumps(clf)).partial_fit(rows, ["a", "b"])
+    by_docs = pickle.loads(pickle.dumps(clf)).partial_fit((d for d in docs), ["a", "b"])
+    np.testing.assert_array_equal(by_docs.coef_, by_rows.coef_)
+    with pytest.raises(ValueError, match="label 'c3' is not one of the 2 classes"):
+        clf.partial_fit(["prices rose"], ["c3"])
+    long_doc = "the cat sat " * 100
+    numbers = bagel.BagelClassifier(epochs=1).fit(np.eye(2), [0, 1])
+    for fit in (bagel.BagelClassifier().fit, numbers.partial_fit):
+        with pytest.raises(ValueError, match=r"^X holds text, but (partial_)?fit takes a matrix of "
+                           r"numbers .*: for raw documents use Pipeline\(\[\('vec', "
+                           r"CountVectorizer\(\)\), \('clf', BagelClassifier\(\)\)\]\)$") as e:
+            fit([long_doc, "prices"], [0, 1])
+        assert "cat" not in str(e.value)
+    for given in ((d for d in docs), np.array([["the cat"]])):
+        with pytest.raises(ValueError, match="^X holds text, but this model was trained on numbers"):
+            numbers.predict(given)
 
 
 def test_a_text_model_takes_strings_and_utf8_bytes_and_refuses_other_documents(tmp_path):

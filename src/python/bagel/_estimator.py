@@ -182,13 +182,48 @@ def _any_text(items) -> bool:
 
 
 def _one_dimensional(X) -> bool:
-    """X is a non-empty list or tuple of scalars, or a 1-D array: no matrix
+    """X is a list or tuple of scalars, or a 1-D array: no matrix
     (check_array wants 2-D), so for a text model a list of documents even
-    when none of them is a string ([None] names its document)."""
+    when none of them is a string ([None] names its document; [] is no
+    documents, said as check_array says 0 samples)."""
     if isinstance(X, np.ndarray):
         return X.ndim == 1
-    return (isinstance(X, (list, tuple)) and len(X) > 0
-            and not any(isinstance(d, (list, tuple, np.ndarray)) for d in X))
+    return isinstance(X, (list, tuple)) and not any(isinstance(d, (list, tuple, np.ndarray)) for d in X)
+
+
+def _materialized(X):
+    """An iterator or generator (of documents or rows) as a list, as
+    CountVectorizer.transform takes any iterable; check_array would make it
+    a 0-d array of one object. Anything else as it is."""
+    if (hasattr(X, "__iter__") and not hasattr(X, "__len__") and not hasattr(X, "__array__")
+            and not sp.issparse(X)):
+        return list(X)
+    return X
+
+
+def _text_anywhere(X) -> bool:
+    """X holds documents, also as a 2-d array or a list of lists of them.
+    Asked only once check_array has failed on X, so a matrix that converts
+    costs nothing."""
+    if _holds_text(X):
+        return True
+    if isinstance(X, np.ndarray):
+        return X.dtype.kind in "US" or (X.dtype.kind == "O" and _any_text(X.flat))
+    return isinstance(X, (list, tuple)) and any(
+        isinstance(row, (list, tuple, np.ndarray)) and _text_anywhere(row) for row in X)
+
+
+def _layout(X) -> str:
+    """What a matrix of documents is, for an error (never its text)."""
+    if isinstance(X, np.ndarray):
+        return f"a {X.ndim}-d array of shape {X.shape}"
+    return f"a {type(X).__name__} of rows"
+
+
+_PIPELINE = "Pipeline([('vec', CountVectorizer()), ('clf', BagelClassifier())])"
+_TRAINED_ON_NUMBERS = ("X holds text, but this model was trained on numbers (a feature matrix): "
+                       "vectorise the documents as its training data was, e.g. with the same "
+                       "fitted CountVectorizer's transform, or use a Pipeline")
 
 
 def _checked_dtype(X):
@@ -318,7 +353,8 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         validation metrics and, with patience > 0, early stopping."""
         self._forget()
         try:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=True)
+            X = _materialized(X)
+            X, y = self._numbers("fit", X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=True)
             _check_targets(y)
             classes, y_ids = _classes_and_ids(y)
             if len(classes) < 2:
@@ -346,7 +382,11 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                              "dict, e.g. from sklearn.utils.class_weight.compute_class_weight on "
                              "all the labels")
         try:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_checked_dtype(X), reset=first)
+            X = _materialized(X)
+            if not first and self._model.has_vectorizer and (_holds_text(X) or _one_dimensional(X)):
+                X = self._vectorized(X)  # as predict reads documents, and `bagel train` with init
+            X, y = self._numbers("partial_fit", X, y, accept_sparse="csr", dtype=_checked_dtype(X),
+                                 reset=first)
             _check_targets(y)
             if classes is not None:
                 classes = _check_classes(classes)
@@ -471,7 +511,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("eval_set: expected a pair (X_valid, y_valid)")
         Xv, yv = eval_set
         try:
-            Xv, yv = validate_data(self, Xv, yv, accept_sparse="csr", dtype=_checked_dtype(Xv),
+            Xv, yv = self._numbers("fit", Xv, yv, accept_sparse="csr", dtype=_checked_dtype(Xv),
                                    reset=False)
         except ValueError as e:  # its messages name X and y
             raise ValueError(f"eval_set: {e}") from e
@@ -563,6 +603,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         matrix with int32 indices skips check_array (its cost would dwarf a
         one-row prediction)."""
         self._check_fitted()
+        X = _materialized(X)
         if _holds_text(X) or (self._model.has_vectorizer and _one_dimensional(X)):
             X = self._vectorized(X)
         if is_ready_csr(X):
@@ -573,7 +614,27 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
                                  f"expecting {self.n_features_in_} features as input.")
             return csr_arrays(X)
-        return csr_arrays(validate_data(self, X, accept_sparse="csr", dtype=_checked_dtype(X), reset=False))
+        return csr_arrays(self._numbers("predict", X, accept_sparse="csr", dtype=_checked_dtype(X),
+                                        reset=False))
+
+    def _numbers(self, call, X, *args, **kwargs):
+        """validate_data(self, X, ...), where X that holds text is an error
+        saying what `call` takes instead of numpy's "could not convert string
+        to float" with a whole document in it."""
+        try:
+            return validate_data(self, X, *args, **kwargs)
+        except (ValueError, TypeError):
+            if not _text_anywhere(X):
+                raise
+        text_model = hasattr(self, "_model") and self._model.has_vectorizer
+        if text_model and call in ("predict", "partial_fit"):
+            raise ValueError(f"X: a model trained on text takes documents as a 1-d list or array, "
+                             f"found {_layout(X)}: pass the documents themselves (of an (n, 1) "
+                             "array, its column X[:, 0])") from None
+        if call == "predict":
+            raise ValueError(_TRAINED_ON_NUMBERS) from None
+        raise ValueError(f"X holds text, but {call} takes a matrix of numbers (a row of features a "
+                         f"sample): for raw documents use {_PIPELINE}") from None
 
     def _vectorized(self, documents):
         """Raw documents through the vectorizer of a model `bagel train` fitted
@@ -588,9 +649,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         except TypeError:  # pybind11 refuses a str it cannot encode
             raise _unencodable(docs) from None
         if arrays is None:
-            raise ValueError("X holds text, but this model was trained on numbers (a feature matrix): "
-                             "vectorise the documents as its training data was, e.g. with the same "
-                             "fitted CountVectorizer's transform, or use a Pipeline")
+            raise ValueError(_TRAINED_ON_NUMBERS)
         indptr, indices, values, cols = arrays
         return sp.csr_matrix((values.astype(np.float32), indices, indptr.astype(np.int32)),
                              shape=(len(docs), cols))
