@@ -146,6 +146,16 @@ void save_model(const Model& model, const std::string& dir, bool force) {
 
 namespace {
 
+// Why `dir` did not open as a folder (open's errno `error`): a regular file
+// is named as such, as the CLI's folder options name it.
+std::string not_a_folder(const std::string& dir, int error) {
+  struct stat st {};
+  if (error == ENOTDIR && ::stat(dir.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    return "is a file, expected a model folder";
+  if (error == ENOENT) return "is not a model directory (no such folder)";
+  return std::string("cannot open the model folder: ") + std::strerror(error);
+}
+
 // One open handle on the model's folder: the three files are read through it
 // (openat), so they all come from one version of the folder, even while a
 // new version is swapped in by save_model.
@@ -153,7 +163,7 @@ class ModelFolder {
  public:
   explicit ModelFolder(const std::string& dir)
       : dir_(dir), fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) throw FileError(dir, "is not a model directory (no such folder)");
+    if (fd_ < 0) throw FileError(dir, not_a_folder(dir, errno));
   }
   ~ModelFolder() { ::close(fd_); }
   ModelFolder(const ModelFolder&) = delete;

@@ -735,6 +735,17 @@ def test_save_and_load_take_paths_as_pythons_file_functions_do(tmp_path):
         clf.save(str(afile / "m"))
     assert "bagel-lock" not in str(caught.value)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "m"]
+    # A file given to load is said to be one (it had been "no such folder").
+    with pytest.raises(ValueError, match=r"afile: is a file, expected a model folder$"):
+        bagel.load(afile)
+    # A NUL ends no path silently: load had read "m", save had failed reading
+    # a folder. Both refuse it, as open() does.
+    for bad in (str(target) + "\0junk", bytes(target) + b"\0"):
+        with pytest.raises(ValueError, match=r"^path: embedded null byte$"):
+            bagel.load(bad)
+        with pytest.raises(ValueError, match=r"^path: embedded null byte$"):
+            clf.save(bad)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "m"]
 
 
 def test_partial_fit_checks_classes_as_scikit_learn_does():

@@ -162,6 +162,8 @@ def _path_argument(path) -> bytes:
     path = os.fsencode(path)
     if not path:
         raise ValueError("path is empty")
+    if b"\0" in path:  # the C++ side would end the path there, as open() refuses
+        raise ValueError("path: embedded null byte")
     return path
 
 
