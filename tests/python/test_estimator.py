@@ -759,4 +759,17 @@ def test_partial_fit_checks_classes_as_scikit_learn_does():
                                          r"estimator was fitted with, 'a', 'b'$"):
         clf.partial_fit(x, y, classes=["a", "c"])
     clf.partial_fit(x, y, classes=np.array(["b", "a"]))  # the same classes: taken
+    # dict keys are no sequence (scikit-learn refuses them too), said as a
+    # set is, where numpy's one object had "0 dimensions, shape ()".
+    with pytest.raises(ValueError, match=r"^classes: Expected array-like .*got dict_keys: pass "
+                                         r"list\(classes\)$"):
+        bagel.BagelClassifier().partial_fit(x, y, classes={"a": 1, "b": 2}.keys())
+    # An object array of numbers is those numbers (it had been "strings");
+    # None among them is named, not numpy's "'<' not supported".
+    numbered = bagel.BagelClassifier(epochs=1).partial_fit(x, np.arange(len(y)) % 2,
+                                                           classes=np.array([0, 1], dtype=object))
+    assert numbered.classes_.dtype.kind == "i" and list(numbered.classes_) == [0, 1]
+    with pytest.raises(ValueError, match=r"^classes: expected labels of one kind, all numbers or "
+                                         r"all strings, found NoneType, int$"):
+        bagel.BagelClassifier().partial_fit(x, np.arange(len(y)) % 2, classes=[0, 1, None])
 

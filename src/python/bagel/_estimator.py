@@ -138,11 +138,16 @@ def _check_classes(classes) -> np.ndarray:
     are, finite, and not continuous (scikit-learn's SGDClassifier refuses NaN,
     inf and 2.5 among integers alike). A set or a dict is no array (numpy
     would make it one object)."""
+    refused = ValueError(f"classes: Expected array-like (a list or 1-d array of labels), got "
+                         f"{type(classes).__name__}: pass list(classes)")
     if isinstance(classes, (set, frozenset, dict, str, bytes)) or not (
             hasattr(classes, "__len__") or hasattr(classes, "__array__")):
-        raise ValueError(f"classes: Expected array-like (a list or 1-d array of labels), got "
-                         f"{type(classes).__name__}")
+        raise refused
     values = np.asarray(classes)
+    if values.ndim == 0:  # a sized collection numpy takes as one object (dict.keys())
+        raise refused
+    if values.dtype.kind == "O":
+        values = _object_labels(values)
     if values.ndim != 1:
         raise ValueError(f"classes: expected a 1-d array-like of labels, got {values.ndim} "
                          f"dimensions, shape {values.shape}")
@@ -153,6 +158,21 @@ def _check_classes(classes) -> np.ndarray:
             check_classification_targets(values)
         except ValueError as e:
             raise ValueError(f"classes: {e}") from None
+    return values
+
+
+def _object_labels(values: np.ndarray) -> np.ndarray:
+    """An object array of classes: numbers as their numeric array (np.unique
+    compares them so), others as they are, once they can be sorted."""
+    items = values.ravel().tolist()
+    if items and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in items):
+        return np.array(items).reshape(values.shape)
+    try:
+        np.unique(values)
+    except TypeError:  # None among numbers, numbers among strings
+        kinds = ", ".join(sorted({type(v).__name__ for v in items}))
+        raise ValueError(f"classes: expected labels of one kind, all numbers or all strings, "
+                         f"found {kinds}") from None
     return values
 
 
