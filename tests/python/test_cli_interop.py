@@ -354,6 +354,13 @@ def test_bytes_documents_are_decoded_with_the_models_decode_error(tmp_path):
                         "lines", "--proba", "-q").stdout
     expected = np.array([[float(v) for v in row.split(",")] for row in printed.splitlines()[1:]])
     np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict_proba(docs), expected)
+    # str holding those bytes as lone surrogates ("surrogateescape", as
+    # os.fsdecode leaves them) is read as the bytes, where it was refused as
+    # not valid Unicode; a surrogate no byte escapes to is replaced too.
+    escaped = [d.decode("utf-8", "surrogateescape") for d in docs]
+    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict_proba(escaped), expected)
+    np.testing.assert_array_equal(bagel.load(tmp_path / "m").predict_proba(["the \ud800 cat fell"]),
+                                  bagel.load(tmp_path / "m").predict_proba(["the \ufffd cat fell"]))
 
 
 def test_a_text_model_takes_any_iterable_of_documents_and_says_what_else_it_takes(tmp_path):

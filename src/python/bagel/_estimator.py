@@ -304,6 +304,22 @@ def _document(d, row: int, errors: str = "strict") -> str:
     return d
 
 
+def _valid_unicode(d: str, errors: str) -> str:
+    """A str with lone surrogates (as "surrogateescape" decoding leaves) as
+    the bytes it came from, decoded with the model's decode_error: the text
+    that reading those bytes from a file gives."""
+    try:
+        d.encode("utf-8")
+        return d
+    except UnicodeEncodeError:
+        pass
+    try:
+        raw = d.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # a surrogate no byte escapes to (\ud800)
+        raw = d.encode("utf-8", "surrogatepass")
+    return raw.decode("utf-8", errors)
+
+
 def _unencodable(docs) -> ValueError:
     """The error for the first document UTF-8 cannot hold (a lone surrogate,
     as "surrogateescape" decoding leaves)."""
@@ -669,7 +685,9 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         try:
             arrays = _core.vectorize(self._model, docs, threads)
         except TypeError:  # pybind11 refuses a str it cannot encode
-            raise _unencodable(docs) from None
+            if errors == "strict":
+                raise _unencodable(docs) from None
+            arrays = _core.vectorize(self._model, [_valid_unicode(d, errors) for d in docs], threads)
         if arrays is None:
             raise ValueError(_TRAINED_ON_NUMBERS)
         indptr, indices, values, cols = arrays
