@@ -14,6 +14,7 @@
 #include "bagel/model.h"
 #include "bagel/predict.h"
 #include "bagel/text/vectorizer.h"
+#include "bagel/text/vocabulary.h"
 #include "csr_arrays.h"
 #include "fit.h"
 #include "label_ids.h"
@@ -243,10 +244,15 @@ PYBIND11_MODULE(_core, m) {
         [](const Model& mo, const std::vector<std::string>& documents, int threads) -> py::object {
           if (!mo.vectorizer) return py::none();
           const std::vector<std::string_view> views(documents.begin(), documents.end());
+          // Few documents are read on one thread whatever `threads` says:
+          // usable_cores() reads the cgroup files (~0.1 ms a call).
+          const int team = threads > 0                                ? threads
+                           : documents.size() < kParallelDocuments ? 1
+                                                                     : usable_cores();
           TextMatrix t;
           {
             py::gil_scoped_release released;
-            t = mo.vectorizer->transform(views, threads > 0 ? threads : usable_cores());
+            t = mo.vectorizer->transform(views, team);
           }
           py::array_t<std::int64_t> indptr(static_cast<py::ssize_t>(t.indptr.size()), t.indptr.data());
           py::array_t<Index> indices(static_cast<py::ssize_t>(t.indices.size()), t.indices.data());

@@ -58,7 +58,9 @@ HashedRows hash_documents(const Analyzer& analyzer, std::span<const std::string_
   const auto n = static_cast<std::uint32_t>(options.n_features);
   std::vector<HashedRows> chunks(static_cast<std::size_t>(parts));
   RegionErrors errors;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+  // One part (fewer than kParallelDocuments) runs on the calling thread, as
+  // for_each_chunk's does: a team would only spin.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads) if (parts > 1)
   for (int c = 0; c < parts; ++c) {
     errors.run([&] {
       HashedRows& chunk = chunks[c];

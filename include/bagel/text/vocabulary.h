@@ -131,9 +131,14 @@ FittedCounts fit_counts(const Analyzer& analyzer, std::span<const std::string_vi
 TermEntries count_known_terms(const Analyzer& analyzer, const Vocabulary& vocabulary,
                               std::span<const std::string_view> documents, int threads);
 
+// Fewer documents than this are one chunk, read on the calling thread
+// whatever the thread count.
+inline constexpr std::size_t kParallelDocuments = 1024;
+
 // How the documents are split for `threads` threads: the bounds of
 // contiguous chunks (several per thread, for balance; one when single
-// threaded or few documents), chunk c being [bounds[c], bounds[c + 1]).
+// threaded or fewer than kParallelDocuments), chunk c being
+// [bounds[c], bounds[c + 1]).
 std::vector<std::size_t> document_chunks(std::size_t documents, int threads);
 
 }  // namespace bagel
