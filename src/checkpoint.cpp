@@ -125,9 +125,25 @@ nlohmann::json comparable(nlohmann::json config) {
 }  // namespace
 
 std::string checkpoint_folder(const std::string& output) {
-  std::string folder = fs::path(output).lexically_normal().string();
-  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
-  return folder + ".bagel-resume";
+  fs::path folder = fs::path(output).lexically_normal();
+  if (!folder.has_filename() && folder.has_relative_path()) folder = folder.parent_path();  // dir/
+  // `.` and `..` name no folder of their own: `.` + ".bagel-resume" would put
+  // the state inside the model folder, which --resume then refuses as a
+  // folder of other files. The state goes beside the folder's real name
+  // (`-o .` in out/ saves ../out.bagel-resume), as the claim's lock does.
+  const fs::path last = folder.filename();
+  if (last == "." || last == "..") {
+    const fs::path real = fs::absolute(folder).lexically_normal();
+    const fs::path named = real.has_filename() ? real : real.parent_path();
+    if (named.has_filename()) {
+      fs::path state = named;
+      state += ".bagel-resume";
+      return state.lexically_relative(fs::current_path()).string();
+    }
+  }
+  std::string name = folder.string();
+  while (name.size() > 1 && name.back() == '/') name.pop_back();
+  return name + ".bagel-resume";
 }
 
 std::uint64_t data_fingerprint(const TrainingData& data) {

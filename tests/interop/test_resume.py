@@ -45,14 +45,15 @@ class Resume(FolderCase):
         path.write_text(json.dumps(c))
         return path
 
-    def stop_after_epoch(self, config, epoch, sig=signal.SIGINT, file_blocks=None):
-        """Starts `bagel train` (under `ulimit -f FILE_BLOCKS` when given),
-        sends SIG once epoch EPOCH has ended; returns (exit status, stderr
-        after the signal)."""
-        command = [BAGEL, "train", "--config", str(config)]
+    def stop_after_epoch(self, config, epoch, sig=signal.SIGINT, file_blocks=None, args=(),
+                         cwd=None):
+        """Starts `bagel train --config CONFIG ARGS...` in CWD (under `ulimit
+        -f FILE_BLOCKS` when given), sends SIG once epoch EPOCH has ended;
+        returns (exit status, stderr after the signal)."""
+        command = [BAGEL, "train", "--config", str(config), *args]
         if file_blocks is not None:
             command = ["bash", "-c", f'ulimit -f {file_blocks} && exec "$@"', "bagel", *command]
-        proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, cwd=cwd)
         for line in proc.stderr:
             if line.startswith(f"epoch {epoch}/"):
                 proc.send_signal(sig)
@@ -120,6 +121,36 @@ class Resume(FolderCase):
         self.assertEqual(training["bias_rate"], whole_training["bias_rate"])
         self.assertFalse(saved.exists(), "the saved state is removed once the run ends")
         return training
+
+    def test_output_dot_saves_beside_the_folder_and_resumes(self):
+        # `-o .` (and `./`) in the model folder: the state goes beside it by
+        # its real name, not into it as `..bagel-resume`, where --resume
+        # refused the folder as one of other files.
+        whole = run_bagel("train", "--config", self.config("whole"), "--quiet")
+        self.assertEqual(whole.returncode, 0, whole.stderr)
+        config = self.config("ignored")
+        for output in (".", "./"):
+            with self.subTest(output=output):
+                here = self.dir / "here"
+                here.mkdir()
+                status, stderr = self.stop_after_epoch(config, 3, args=("-o", output), cwd=here)
+                self.assertEqual(status, 130, stderr)
+                self.assertIn(" saved in ../here.bagel-resume: add --resume", stderr)
+                self.assertEqual(list(here.iterdir()), [])
+                self.assertTrue((self.dir / "here.bagel-resume" / "checkpoint.json").exists())
+                resumed = run_bagel("train", "--config", config, "-o", output, "--resume",
+                                    cwd=here)
+                self.assertEqual(resumed.returncode, 0, resumed.stderr)
+                self.assertRegex(resumed.stderr, r"resuming after epoch \d+ of 80 "
+                                                 r"\(\.\./here\.bagel-resume\)")
+                np.testing.assert_array_equal(self.weights(here)[0],
+                                              self.weights(self.dir / "whole")[0])
+                np.testing.assert_array_equal(self.weights(here)[1],
+                                              self.weights(self.dir / "whole")[1])
+                self.assertFalse((self.dir / "here.bagel-resume").exists())
+                for p in here.iterdir():
+                    p.unlink()
+                here.rmdir()
 
     def test_train_seconds_count_the_epochs_before_the_stop(self):
         config = self.config("late")
