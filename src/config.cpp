@@ -91,6 +91,7 @@ DataSpec parse_text_data(JsonReader& r, const fs::path& base_dir, bool weights_a
   in.tsv_label_name = r.get_string("label_name", "");
   in.tsv_text_name = r.get_string("text_name", "");
   in.quoting = parse_quoting(r.get_string("quoting", "csv"), r.field("quoting"));
+  in.config_section = r.path();
   if (weights_allowed) spec.sample_weights = resolve(r.get_string("sample_weights", ""), base_dir);
   r.finish();
   if (!in.labels_path.empty() && spec.text_format && *spec.text_format != TextFormat::lines)

@@ -15,6 +15,7 @@
 #include "bagel/svmlight.h"
 #include "bagel/text/text_corpus.h"
 #include "bagel/text/text_format.h"
+#include "bagel/text/text_lines.h"
 #include "bagel/text/vectorizer.h"
 
 namespace bagel {
@@ -189,13 +190,37 @@ TrainingData in_memory_training_data(const TrainConfig& config, Classes classes,
 
 namespace {
 
+// The remedy of a reader error that a setting lifts, naming the key of the
+// config section the file came from (valid.quoting, where the reader says
+// quoting: the train section's key would not apply to the valid file).
+std::string config_remedy(TextSettingError::Setting setting, const TextInput& input) {
+  const auto key = [&](std::string_view name) { return setting_name(input, name); };
+  switch (setting) {
+    case TextSettingError::Setting::decode_error:
+      return "save the file as UTF-8 (or set " + key("decode_error") +
+             " to \"replace\" or \"ignore\")";
+    case TextSettingError::Setting::unlabeled:
+      return "set " + key("unlabeled") + " to \"skip\" to drop such lines as fastText does";
+    case TextSettingError::Setting::mixed_labels:
+      return "with " + key("unlabeled") + " \"keep\" either every line or no line has a label";
+    case TextSettingError::Setting::quoting:
+      return "close the quote, or set " + key("quoting") + " to \"none\" to read quotes as text";
+  }
+  return "";
+}
+
 // A text split's documents and labels, in the format it names or detects.
 TextCorpus read_text_split(const DataSpec& spec) {
   TextInput input = *spec.text;
   input.format = spec.text_format ? *spec.text_format
                                   : detect_text_format(input.path, !input.labels_path.empty());
   input.format_detected = !spec.text_format;
-  TextCorpus corpus = read_text_corpus(input);
+  TextCorpus corpus;
+  try {
+    corpus = read_text_corpus(input);
+  } catch (const TextSettingError& e) {
+    throw FileError(e.file(), e.problem() + "; " + config_remedy(e.setting(), input), e.line());
+  }
   if (corpus.size() == 0) throw FileError(corpus.source, "no documents: expected at least one");
   if (!corpus.labels)
     throw FileError(corpus.source, "has no labels: training needs one per document (a labels "

@@ -45,6 +45,8 @@ class JsonReader {
   void finish() const;
 
   std::string field(const std::string& key) const;
+  // The dotted location of the object ("valid"; "" for the root).
+  const std::string& path() const { return path_; }
 
  private:
   const nlohmann::json* find(const std::string& key);

@@ -27,17 +27,18 @@ std::string columns_word(std::size_t n) {
 class Columns {
  public:
   explicit Columns(const TextInput& input)
-      : label_(input.tsv_label_column),
+      : input_(&input),
+        label_(input.tsv_label_column),
         text_(input.tsv_text_column),
         label_name_(input.tsv_label_name),
         text_name_(input.tsv_text_name) {
     if (!input.tsv_header && !(label_name_.empty() && text_name_.empty()))
-      throw ConfigError(label_name_.empty() ? "tsv_text_name" : "tsv_label_name",
-                        "columns are named by a header: set tsv_header to true, or give the "
-                        "column's 0-based index instead");
+      throw ConfigError(key_name(label_name_.empty() ? "tsv_text_name" : "tsv_label_name"),
+                        "columns are named by a header: set " + key_name("tsv_header") +
+                            " to true, or give the column's 0-based index instead");
     if (label_ < kNoColumn)
-      throw ConfigError("tsv_label_column", "must be a 0-based column, or -1 for no label");
-    if (text_ < 0) throw ConfigError("tsv_text_column", "must be a 0-based column");
+      throw ConfigError(key_name("tsv_label_column"), "must be a 0-based column, or -1 for no label");
+    if (text_ < 0) throw ConfigError(key_name("tsv_text_column"), "must be a 0-based column");
     check_distinct();
   }
 
@@ -60,9 +61,11 @@ class Columns {
   }
 
  private:
+  std::string key_name(std::string_view key) const { return setting_name(*input_, key); }
+
   void check_distinct() const {
     if (label_ == text_)
-      throw ConfigError("tsv_text_column", "column " + std::to_string(text_) +
+      throw ConfigError(key_name("tsv_text_column"), "column " + std::to_string(text_) +
                                                 " is also the label column; give two columns");
   }
 
@@ -81,6 +84,7 @@ class Columns {
     return static_cast<int>(it - header.begin());
   }
 
+  const TextInput* input_;
   int label_;
   int text_;
   std::string label_name_;
@@ -96,8 +100,10 @@ std::string detected_why(const TextInput& input, char delimiter) {
   return std::string("; it was read as ") +
          (delimiter == '\t' ? "TSV because its first line has a tab"
                              : "CSV because its name ends in .csv") +
-         ": name the format (\"lines\": one document a line, any labels in a file of one a "
-         "line) if it is not a table";
+         ": name the format" +
+         (input.config_section.empty() ? "" : " in " + setting_name(input, "format")) +
+         " (\"lines\": one document a line, any labels in a file of one a line) if it is not a "
+         "table";
 }
 
 }  // namespace

@@ -79,8 +79,8 @@ class FastTextRows {
                     std::to_string(distinct_.size()) + " different labels (" +
                         quoted(distinct_[0].first) + ", " + quoted(distinct_[1].first) +
                         (distinct_.size() > 2 ? ", ..." : "") +
-                        "), expected one; set multi_label to \"split\" (one row per label) "
-                        "or \"first\"",
+                        "), expected one; set " + setting_name(*input_, "multi_label") +
+                        " to \"split\" (one row per label) or \"first\"",
                     number);
   }
 

@@ -124,6 +124,12 @@ TextCorpus read_lines(const TextInput& input) {
 
 }  // namespace
 
+std::string setting_name(const TextInput& input, std::string_view key) {
+  if (input.config_section.empty()) return std::string(key);
+  if (key.starts_with("tsv_")) key.remove_prefix(4);  // the config's keys are "header", "text_column"
+  return input.config_section + "." + std::string(key);
+}
+
 TextCorpus read_text_corpus(const TextInput& input) {
   if (!input.labels_path.empty() && input.format != TextFormat::lines)
     throw ConfigError("labels_path",

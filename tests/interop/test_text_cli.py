@@ -93,8 +93,8 @@ class TextCli(unittest.TestCase):
         self.assertIn(reason, proc.stderr)
         # The error's own remedy, all that -q leaves, says that lines need labels apart.
         proc = run_bagel("train", "-q", "--config", self.dir / "plain-csv.json")
-        self.assertIn('name the format ("lines": one document a line, any labels in a file of one '
-                      'a line) if it is not a table', proc.stderr)
+        self.assertIn('name the format in train.format ("lines": one document a line, any labels '
+                      'in a file of one a line) if it is not a table', proc.stderr)
 
     def test_train_notes_a_remedy_that_trains(self):
         # Training needs labels: train.format "lines" without a labels file
@@ -273,7 +273,7 @@ class TextCli(unittest.TestCase):
         proc = run_bagel("train", "-c", self.write("q.json", json.dumps(
             {"train": {"text": "q.tsv"}, "output": "q-model"})), "-q")
         self.assert_one_line_error(proc, 1, f"{unclosed}:1: a quoted field", '; close the quote, or '
-                                   'set quoting to "none" to read quotes as text')
+                                   'set train.quoting to "none" to read quotes as text')
         # predict reads with the model's train.quoting, which it cannot change.
         self.write("ok.tsv", "pos\tgood text\nneg\tplain words\n")
         csv_model = self.train_config("quoted-model", {"train": {"text": "ok.tsv"}})
@@ -286,6 +286,51 @@ class TextCli(unittest.TestCase):
         self.assertEqual((proc.returncode, proc.stdout.splitlines()), (0, ["pos", "neg"]), proc.stderr)
 
     # --- 4. a labels file with a format that carries its labels -------------
+
+    def test_train_names_the_key_of_the_section_the_file_came_from(self):
+        # An error in the valid file names valid's keys: set on train, the
+        # remedy would not apply, and the same error came back.
+        self.write("s-ok.tsv", "a\thello\nb\tdog\n")
+        self.write("s-open.tsv", 'a\thi there\nb\t"never closed\n')
+        (self.dir / "s-bytes.tsv").write_bytes(b"a\thi \xff there\nb\tdog\n")
+        self.write("s-multi.ft", "__label__a __label__b hi\n__label__a x\n")
+        self.write("s-unlabeled.ft", "__label__a hi\nno label\n")
+
+        def train(valid, *args):
+            config = self.write("s.json", json.dumps({
+                "train": {"text": "s-ok.tsv", "format": "tsv"}, "valid": valid,
+                "optimizer": {"epochs": 2, "threads": 1}, "output": "s-model"}))
+            return run_bagel("train", "-c", config, "-q", *args)
+
+        open_quote = {"text": "s-open.tsv", "format": "tsv"}
+        self.assert_one_line_error(train(open_quote), 1, "s-open.tsv:2: a quoted field",
+                                   '; close the quote, or set valid.quoting to "none"')
+        self.assertEqual(train(open_quote, "--set", "train.quoting=none").returncode, 1)
+        proc = train(open_quote, "--set", "valid.quoting=none")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        # Read as TSV for its tab: the format to name is valid's too.
+        self.assert_one_line_error(train({"text": "s-open.tsv"}), 1,
+                                   'name the format in valid.format ("lines"',
+                                   'set valid.quoting to "none"')
+        proc = train({"text": "s-bytes.tsv", "format": "tsv"})
+        self.assert_one_line_error(proc, 1, "s-bytes.tsv:1: byte 6 is not UTF-8 text; save the file "
+                                   'as UTF-8 (or set valid.decode_error to "replace" or "ignore")')
+        proc = train({"text": "s-bytes.tsv", "format": "tsv"}, "--set", "valid.decode_error=replace")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = train({"text": "s-multi.ft", "format": "fasttext", "multi_label": "error"})
+        self.assert_one_line_error(proc, 1, "s-multi.ft:1: 2 different labels ('a', 'b'), expected "
+                                   'one; set valid.multi_label to "split"')
+        proc = train({"text": "s-unlabeled.ft", "format": "fasttext"})
+        self.assert_one_line_error(proc, 1, "s-unlabeled.ft:2: no label",
+                                   'set valid.unlabeled to "skip" to drop such lines')
+        proc = train({"text": "s-unlabeled.ft", "format": "fasttext"}, "--set", "valid.unlabeled=skip")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        proc = train({"text": "s-unlabeled.ft", "format": "fasttext", "unlabeled": "keep"})
+        self.assert_one_line_error(proc, 1, "s-unlabeled.ft:2: has no label, but line 1 has one; "
+                                   'with valid.unlabeled "keep" either every line or no line')
+        proc = train({"text": "s-ok.tsv", "format": "tsv", "label_name": "x"})
+        self.assert_one_line_error(proc, 1, "s.json: valid.label_name: columns are named by a "
+                                   "header: set valid.header to true")
 
     def test_vectorize_labels_with_a_labelled_format_is_a_usage_error(self):
         labels = self.write("two.labels", "a\nb\n")

@@ -118,7 +118,16 @@ struct TextInput {
   // name csv): a row short of columns, an empty label or an open quote then
   // says why the file was read as a table.
   bool format_detected = false;
+  // The config section these settings came from ("train", "valid"), so that
+  // an error names the key to change there (valid.quoting, valid.header);
+  // empty: the reader's own names (quoting, tsv_header).
+  std::string config_section;
 };
+
+// How an error names the setting `key` of `input` (a TextInput field name:
+// "quoting", "tsv_header"): as the config section's key ("valid.header")
+// when the input came from one, else as it is.
+std::string setting_name(const TextInput& input, std::string_view key);
 
 struct TextCorpus {
   std::string source;                      // input_name(path), for errors
