@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "bagel/error.h"
 #include "bagel/text/ascii_words.h"
 
@@ -71,6 +73,17 @@ std::size_t code_points_before(std::string_view text, std::size_t end) {
   return count;
 }
 
+// A document as an error quotes it: its first 40 code points (as the
+// analyzer saw them, preprocessed), JSON-escaped, "..." when there is more.
+std::string document_start(std::string_view text) {
+  constexpr std::size_t kShown = 40;
+  std::size_t end = 0;
+  for (std::size_t shown = 0; end < text.size() && shown < kShown; ++shown) next_code_point(text, end);
+  std::string quoted = nlohmann::json(std::string(text.substr(0, end))).dump();
+  if (end < text.size()) quoted.insert(quoted.size() - 1, "...");
+  return quoted;
+}
+
 bool is_octal(char c) { return c >= '0' && c <= '7'; }
 
 // How many digits from pattern[i] (just after a backslash) Python reads as
@@ -131,6 +144,7 @@ struct Analyzer::Pattern {
   // The pattern with its empty matches refused: where Python's re.findall
   // goes on after an empty match (see match_pattern).
   std::unique_ptr<icu::RegexPattern> nonempty;
+  std::string field;  // how errors name the pattern ("vectorizer.token_pattern")
 };
 
 // ICU's limit on one match, in its steps ("of the order of milliseconds";
@@ -292,6 +306,7 @@ Analyzer::Analyzer(AnalyzerOptions options, const std::string& field_prefix)
     UParseError where{};
     UErrorCode status = U_ZERO_ERROR;
     pattern_ = std::make_unique<Pattern>();
+    pattern_->field = field;
     // UNIX_LINES: only '\n' ends a line for '.', '^' and '$', as in Python
     // (ICU also ends lines at \r, \f, \v, U+0085, U+2028 and U+2029).
     pattern_->regex.reset(icu::RegexPattern::compile(
@@ -445,9 +460,11 @@ void Analyzer::match_pattern(std::string_view text, Scratch& scratch) const {
     }
   }
   if (status == U_REGEX_TIME_OUT)
-    throw Error("token_pattern: a match ran past ICU's time limit: the pattern backtracks without end "
-                "on this text (ICU never finishes a lazy *? or +? over a group that matches empty, "
-                "such as (?:bx|)*?a); write the repetition greedy or without the empty branch");
+    throw ConfigError(pattern_->field,
+                      "a match ran past ICU's time limit on the document " + document_start(text) +
+                          ": the pattern backtracks without end on it (ICU never finishes a lazy *? "
+                          "or +? over a group that matches empty, such as (?:bx|)*?a); write the "
+                          "repetition greedy or without the empty branch");
   if (U_FAILURE(status)) throw Error(std::string("token_pattern: ICU regex: ") + u_errorName(status));
 }
 

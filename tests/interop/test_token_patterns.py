@@ -97,9 +97,23 @@ class TokenPatternsFindWhatPythonFinds(unittest.TestCase):
         path.write_text("b\n")
         proc = run_bagel("vectorize", "-q", "-i", path, "-o", self.folder / "b.npz",
                          "--set", 'token_pattern="(?:bx|)*?a"')  # run_bagel: 120 s at most
-        self.assertEqual(proc.returncode, 1, proc.stderr)
-        self.assertIn("token_pattern: a match ran past ICU's time limit", proc.stderr)
+        # Named as every other token_pattern error: by its --set (exit 2),
+        # with the document it ran on.
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn('--set token_pattern="(?:bx|)*?a": a match ran past ICU\'s time limit on the '
+                      'document "b": ', proc.stderr)
         self.assertFalse((self.folder / "b.npz").exists())
+        # train: by the config file and its key.
+        config = self.folder / "b.json"
+        config.write_text(json.dumps({
+            "train": {"text": str(self.folder / "b.ft"), "format": "fasttext"},
+            "vectorizer": {"token_pattern": "(?:bx|)*?a"}, "output": str(self.folder / "b")}))
+        (self.folder / "b.ft").write_text("__label__x " + "b" * 50 + "\n")
+        proc = run_bagel("train", "-q", "-c", config)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn(f'{config}: vectorizer.token_pattern: a match ran past ICU\'s time limit on '
+                      f'the document "{"b" * 40}...": ', proc.stderr)
+        self.assertFalse((self.folder / "b").exists())
 
     def test_a_non_empty_match_where_an_empty_one_was(self):
         """After an empty match at p, re.findall tries for a non-empty match
