@@ -111,6 +111,48 @@ std::string octal_escape(const std::string& pattern, std::size_t backslash, std:
   return hex;
 }
 
+// Where a '-' in a class stands in Python's reading: after a member (and
+// before anything but ']') it makes a range; first, last or right after a
+// range it is a member itself.
+enum class ClassPosition { kStart, kMember, kRangeDash, kRangeEnd };
+
+ClassPosition after_member(ClassPosition p) {
+  return p == ClassPosition::kRangeDash ? ClassPosition::kRangeEnd : ClassPosition::kMember;
+}
+
+// The escapes Python refuses that ICU would run: \c (ICU's control
+// character \cX), and \8 or \9 in a class (no octal digit; ICU reads '8').
+void refuse_bad_escape(const std::string& pattern, std::size_t backslash, bool in_class,
+                       const std::string& field) {
+  const char e = pattern[backslash + 1];
+  if (e == 'c' || (in_class && (e == '8' || e == '9')))
+    throw ConfigError(field, std::string("bad escape \\") + e + " at position " +
+                                 std::to_string(code_points_before(pattern, backslash)) +
+                                 ", as Python says");
+}
+
+// Python's group reference \N or \NN at pattern[backslash] (outside a class,
+// no octal escape): its digits, which ICU reads as given. Python reads up to
+// two digits, where ICU reads \10 as \1 then '0' when there is no group 10:
+// a reference past the groups opened before it, or to one still open, is
+// refused as Python refuses it.
+std::string group_reference(const std::string& pattern, std::size_t backslash, int groups_before,
+                            const std::vector<int>& open_groups, const std::string& field) {
+  const auto digit = [&](std::size_t k) { return k < pattern.size() && pattern[k] >= '0' && pattern[k] <= '9'; };
+  const std::size_t length = digit(backslash + 2) ? 2 : 1;
+  const std::string digits = pattern.substr(backslash + 1, length);
+  const int group = std::stoi(digits);
+  if (group > groups_before)
+    throw ConfigError(field, "invalid group reference " + std::to_string(group) + " at position " +
+                                 std::to_string(code_points_before(pattern, backslash + 1)) +
+                                 ", as Python says");
+  if (std::find(open_groups.begin(), open_groups.end(), group) != open_groups.end())
+    throw ConfigError(field, "cannot refer to an open group at position " +
+                                 std::to_string(code_points_before(pattern, backslash)) +
+                                 ", as Python says");
+  return "\\" + digits;
+}
+
 // Where ICU's parse error lies in the user's pattern, in code points from
 // its start as Python counts positions; empty when it cannot be told. ICU
 // gives the line and the characters read on it (the last one the culprit),
@@ -184,16 +226,26 @@ TranslatedPattern translate_python_pattern(const std::string& pattern, const std
   TranslatedPattern t;
   std::string& out = t.icu;
   int class_depth = 0;
-  std::size_t class_start = 0;  // where the members of the innermost [...] begin
-  std::size_t at = 0;           // where the construct being translated starts
+  ClassPosition position = ClassPosition::kStart;  // in the innermost [...]
+  int groups = 0;                // capturing groups opened so far
+  std::vector<int> open_groups;  // per open '(': its group number, 0 if it captures none
+  std::size_t at = 0;            // where the construct being translated starts
   for (std::size_t i = 0; i < pattern.size(); ++i) {
     t.source.resize(out.size(), at);
     at = i;
     const char c = pattern[i];
     if (c == '\\' && i + 1 < pattern.size()) {
+      if (class_depth > 0) position = after_member(position);
       if (const std::size_t length = octal_escape_length(pattern, i + 1, class_depth > 0); length > 0) {
         out += octal_escape(pattern, i, length, field);
         i += length;
+        continue;
+      }
+      refuse_bad_escape(pattern, i, class_depth > 0, field);
+      if (class_depth == 0 && pattern[i + 1] >= '1' && pattern[i + 1] <= '9') {
+        const std::string reference = group_reference(pattern, i, groups, open_groups, field);
+        out += reference;
+        i += reference.size() - 1;
         continue;
       }
       const char e = pattern[++i];
@@ -216,8 +268,17 @@ TranslatedPattern translate_python_pattern(const std::string& pattern, const std
       continue;
     }
     if (class_depth > 0) {
+      if (c == '-') {
+        // ICU reads "--" as a set difference: a '-' Python takes as a
+        // member ([+--], [--/]) is escaped.
+        const bool range = position == ClassPosition::kMember && i + 1 < pattern.size() && pattern[i + 1] != ']';
+        out += range ? "-" : "\\-";
+        position = range ? ClassPosition::kRangeDash : after_member(position);
+        continue;
+      }
       // A ']' first in a class (after '[' or '[^') is a member, as in Python.
-      if (c == ']' && out.size() > class_start) --class_depth;
+      if (c == ']' && position != ClassPosition::kStart) --class_depth;
+      position = after_member(position);
       // Python's literals that ICU's sets would read as syntax (a nested
       // set, a string {ab}, an operator, a variable).
       if (std::string_view("[{}&$").find(c) != std::string_view::npos) out += '\\';
@@ -228,9 +289,14 @@ TranslatedPattern translate_python_pattern(const std::string& pattern, const std
       ++class_depth;
       out += c;
       if (i + 1 < pattern.size() && pattern[i + 1] == '^') out += pattern[++i];
-      class_start = out.size();
+      position = ClassPosition::kStart;
       continue;
     }
+    if (c == '(') {
+      const bool captures = pattern.compare(i, 2, "(?") != 0 || pattern.compare(i, 4, "(?P<") == 0;
+      open_groups.push_back(captures ? ++groups : 0);
+    }
+    if (c == ')' && !open_groups.empty()) open_groups.pop_back();
     if (c == '{' && i + 1 < pattern.size() && pattern[i + 1] == ',') {
       // Python's {,n} is {0,n}; ICU needs the 0.
       std::size_t j = i + 2;

@@ -200,5 +200,44 @@ class PythonSyntaxICULacks(unittest.TestCase):
                 self.assertIn(f"U_REGEX_MISMATCHED_PAREN at position {caught.exception.pos})", proc.stderr)
 
 
+    def test_a_dash_next_to_a_range_is_a_member_as_in_python(self):
+        """ICU reads `--` in a class as a set difference: [+--] and [--/]
+        were refused (U_REGEX_RULE_SYNTAX) where Python reads the ranges +
+        to - and - to /."""
+        self.docs_with("a+b -c, ./d x-y")
+        for pattern in (r"[+--]", r"[--/]", r"[+--]\w", r"[a-c-e]+", r"[a-c--/]", r"[-a]+",
+                        r"[a-]+", r"[^--/\s]+", r"[\--/]", r"[]-a]+"):
+            with self.subTest(pattern=pattern):
+                proc = self.vectorize(pattern)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                theirs = CountVectorizer(token_pattern=pattern, lowercase=False).fit(self.docs_now)
+                self.assertEqual(read_vocabulary(self.folder / "vocab.txt"),
+                                 list(theirs.get_feature_names_out()))
+
+    def test_escapes_and_references_python_refuses_are_refused(self):
+        """(a)\10 ran as \1 then '0', [\8] as '8' and \c as ICU's control
+        escape: each is Python's error now, with its position."""
+        for pattern in (r"(a)\10", r"(a)\2", r"\8", r"[\8]", r"[a\9]", r"\c", r"[\c]", r"(a\1)",
+                        r"(?:a)\1"):
+            with self.subTest(pattern=pattern):
+                with self.assertRaises(re.error) as caught:
+                    re.compile(pattern)
+                proc = self.vectorize(pattern)
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(f"{caught.exception.msg} at position {caught.exception.pos}, as Python "
+                              "says", proc.stderr)
+                self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+        # A reference to a group that exists and is closed still runs.
+        proc = self.vectorize(r"(\w)\1\w*")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def docs_with(self, text):
+        """Vectorizes one document of TEXT from now on (self.docs_now)."""
+        self.docs_now = [text]
+        self.path.write_text(text + "\n", encoding="utf-8")
+        self.addCleanup(self.path.write_text, "".join(d + "\n" for d in self.docs),
+                        encoding="utf-8")
+
+
 if __name__ == "__main__":
     unittest.main()
