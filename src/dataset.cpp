@@ -1,6 +1,7 @@
 #include "bagel/dataset.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -85,7 +86,10 @@ FeatureFormat feature_format_of(const std::string& path) {
 }
 
 bool has_svmlight_name(const std::string& path) {
-  const std::string ext = std::filesystem::path(path).extension().string();
+  // In any case: x.SVM names svmlight as x.svm does.
+  std::string ext = std::filesystem::path(path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return ext == ".svm" || ext == ".svmlight" || ext == ".libsvm";
 }
 
@@ -387,10 +391,11 @@ void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
 }
 
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
-                                int threads, bool format_detected) {
+                                int threads, bool format_detected, InputStream* stream) {
   const nlohmann::json train = model.config.value("train", nlohmann::json::object());
   TextInput input;
   input.path = path;
+  input.stream = stream;
   input.format = format;
   input.format_detected = format_detected;
   input.label_prefix = train.value("label_prefix", input.label_prefix);

@@ -30,7 +30,8 @@ FeatureFormat feature_format(const std::string& path, std::string_view head);
 // feature_format() of a regular file, by its first bytes and name.
 FeatureFormat feature_format_of(const std::string& path);
 
-// Whether `path`'s name marks it as svmlight: *.svm, *.svmlight or *.libsvm.
+// Whether `path`'s name marks it as svmlight: *.svm, *.svmlight or *.libsvm,
+// in any case.
 // Any file not .npz/.npy reads as svmlight where features are expected; a
 // model trained on text reads raw text unless the name says features.
 bool has_svmlight_name(const std::string& path);
@@ -134,9 +135,11 @@ void align_to_trained_base(CsrMatrix& x, ZeroBased read, const Model& model,
 // vectorizer. One row per document: a fastText line's first label is its
 // label, and lines without labels are kept (the result then has no labels).
 // `format_detected`: "auto" chose `format` (TextInput::format_detected: a
-// table's errors then say why the file was read as one).
+// table's errors then say why the file was read as one). `stream`: `path`
+// already opened (TextInput::stream), or null.
 LabeledData load_text_for_model(const Model& model, const std::string& path, TextFormat format,
-                                int threads, bool format_detected = false);
+                                int threads, bool format_detected = false,
+                                InputStream* stream = nullptr);
 
 // The same from data already in memory (the Python estimator's arrays):
 // `train` and `valid` hold encoded labels for `classes`; `sample_weight` is

@@ -188,7 +188,7 @@ CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
   text.threads = resolve_threads(0);
   check_text_format_applies(model, text);
   check_zero_based_applies(model, text);
-  if (reads_text(model, o.input)) {
+  if (reads_text(model, text)) {
     CsrMatrix x = read_model_text(model, text).features;
     check_features_fit(model, x, input_name(o.input), ColumnCount::kStored);
     return x;
@@ -196,7 +196,9 @@ CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;
   const ZeroBased zero_based = input_zero_based(model, text);
-  CsrMatrix x = read_features(o.input, zero_based, nullptr, &format, &read_base);
+  // A stream reads_text peeked at is read from there on.
+  CsrMatrix x = text.stream ? read_features(*text.stream, zero_based, nullptr, &format, &read_base)
+                            : read_features(o.input, zero_based, nullptr, &format, &read_base);
   if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
   check_features_fit(model, x, input_name(o.input),
                      format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);

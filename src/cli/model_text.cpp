@@ -2,6 +2,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <optional>
 
 #include "bagel/error.h"
@@ -45,34 +46,41 @@ namespace {
 
 }  // namespace
 
-bool reads_text(const Model& model, const std::string& input) {
+bool reads_text(const Model& model, ModelTextInput& in) {
   if (!model.vectorizer) return false;
-  if (is_stream(input)) return true;
   std::error_code ec;
-  if (std::filesystem::is_directory(input, ec)) return true;
-  return feature_format_of(input) != FeatureFormat::kNpz && !has_svmlight_name(input);
+  if (std::filesystem::is_directory(in.input, ec)) return true;
+  if (!is_stream(in.input))
+    return feature_format_of(in.input) == FeatureFormat::kSvmlight && !has_svmlight_name(in.input);
+  if (!in.stream) in.stream = std::make_unique<InputStream>(in.input);
+  return feature_format(in.input, in.stream->peek(kFormatMagicBytes)) == FeatureFormat::kSvmlight;
 }
 
-void check_text_format_applies(const Model& model, const ModelTextInput& in) {
+void check_text_format_applies(const Model& model, ModelTextInput& in) {
   if (in.text_format == "auto") return;
   if (!model.vectorizer)
     throw UsageError("--text-format",
                      "the model in " + in.model + " was trained on numbers (features), not text: "
                      "--text-format applies to models trained on text; give this model features "
                      "(.npz or svmlight) without it");
-  if (!reads_text(model, in.input))
+  if (!reads_text(model, in))
     throw UsageError("--text-format", input_name(in.input) + " is features (an .npz, or svmlight by its "
                                       "name), which a model trained on text takes as already "
                                       "vectorised: leave --text-format out");
 }
 
-void check_zero_based_applies(const Model& model, const ModelTextInput& in) {
-  if (in.zero_based == "auto" || !reads_text(model, in.input)) return;
+void check_zero_based_applies(const Model& model, ModelTextInput& in) {
+  if (in.zero_based == "auto" || !reads_text(model, in)) return;
+  // A stream has no name: the remedy is a file that has one.
+  const std::string remedy = is_stream(in.input)
+                                 ? "leave it out, or save the svmlight to a file so named (a stream "
+                                   "is read as text unless it is an .npz)"
+                                 : "leave it out, or name the file so";
   throw UsageError("--zero-based",
                    "the model in " + in.model + " was trained on text, and " + input_name(in.input) +
                        " is read as text: --zero-based applies to svmlight features, which a "
                        "model trained on text reads from a file named *.svm, *.svmlight or "
-                       "*.libsvm; leave it out, or name the file so");
+                       "*.libsvm; " + remedy);
 }
 
 ZeroBased input_zero_based(const Model& model, const ModelTextInput& in) {
@@ -97,7 +105,7 @@ LabeledData read_model_text(const Model& model, const ModelTextInput& in) {
     std::cerr << csv_by_name_note(in.input, "--text-format lines reads each line whole as one document")
               << "\n";
   try {
-    return load_text_for_model(model, in.input, format, in.threads, !asked);
+    return load_text_for_model(model, in.input, format, in.threads, !asked, in.stream.get());
   } catch (const TextSettingError& e) {
     reword(e, in.command);
   }

@@ -443,7 +443,7 @@ int run_predict(const PredictOptions& o) {
                          {});
   const auto t0 = Clock::now();
   const Model model = load_model(o.model);
-  const ModelTextInput text = text_input(o);
+  ModelTextInput text = text_input(o);
   check_text_format_applies(model, text);
   check_zero_based_applies(model, text);
   const ZeroBased zero_based = input_zero_based(model, text);
@@ -467,13 +467,14 @@ int run_predict(const PredictOptions& o) {
   RawLabels in_file;
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;  // svmlight read whole: the base "auto" took
-  if (reads_text(model, o.input)) {
+  if (reads_text(model, text)) {
     LabeledData d = read_model_text(model, text);
     x = std::move(d.features);
     in_file = std::move(d.labels);
     format = FeatureFormat::kNpz;  // the vectorizer's width, as stored
   } else if (is_stream(o.input) || streams_as_file(o, stream_base)) {
-    stream = std::make_unique<InputStream>(o.input);
+    // A stream reads_text peeked at is read from there on.
+    stream = text.stream ? std::move(text.stream) : std::make_unique<InputStream>(o.input);
     format = feature_format(o.input, stream->peek(kFormatMagicBytes));
     if (format == FeatureFormat::kSvmlight && stream_base != ZeroBased::kAuto)
       rows = std::make_unique<SvmlightStream>(*stream, stream_base);

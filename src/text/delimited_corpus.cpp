@@ -111,7 +111,7 @@ std::string detected_why(const TextInput& input, char delimiter) {
 TextCorpus read_delimited(const TextInput& input, char delimiter) {
   Columns columns(input);
   bool header_pending = input.tsv_header;
-  TextLines text(input.path, input.decode_error, /*drop_bom=*/true);
+  TextLines text(input.path, input.decode_error, /*drop_bom=*/true, input.stream);
   TextCorpus corpus;
   corpus.source = text.source();
   std::vector<std::string> names;

@@ -166,7 +166,7 @@ void check_presence(const LabelPresence& presence, const std::string& source) {
 
 TextCorpus read_fasttext(const TextInput& input) {
   check_label_prefix(input.label_prefix);
-  TextLines text(input.path, input.decode_error, /*drop_bom=*/true);
+  TextLines text(input.path, input.decode_error, /*drop_bom=*/true, input.stream);
   TextCorpus corpus;
   corpus.source = text.source();
   std::vector<std::string> names;

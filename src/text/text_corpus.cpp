@@ -102,7 +102,7 @@ bool read_valid_lines(std::string_view file, TextCorpus& corpus) {
 }
 
 TextCorpus read_lines(const TextInput& input) {
-  TextLines text(input.path, input.decode_error, /*drop_bom=*/false);
+  TextLines text(input.path, input.decode_error, /*drop_bom=*/false, input.stream);
   TextCorpus corpus;
   corpus.source = text.source();
   const std::string_view file = text.whole_text();

@@ -34,9 +34,12 @@ std::string_view decode_text(std::string_view text, DecodeError mode, std::strin
   return scratch;
 }
 
-TextLines::TextLines(const std::string& path, DecodeError decode_error, bool drop_bom)
+TextLines::TextLines(const std::string& path, DecodeError decode_error, bool drop_bom,
+                     InputStream* opened)
     : source_(input_name(path)), decode_error_(decode_error), drop_bom_(drop_bom) {
-  if (bagel::is_stream(path)) {
+  if (opened != nullptr) {
+    blocks_ = std::make_unique<LineBlocks>(*opened, kStreamBlockBytes);
+  } else if (bagel::is_stream(path)) {
     stream_ = std::make_unique<InputStream>(path);
     blocks_ = std::make_unique<LineBlocks>(*stream_, kStreamBlockBytes);
   } else {

@@ -409,6 +409,50 @@ class TextCli(unittest.TestCase):
         proc = run_bagel("predict", "-m", model, "-i", new, "-q")
         self.assertEqual((proc.returncode, proc.stdout), (0, "code\npets\n"), proc.stderr)
 
+    def test_a_text_model_tells_a_piped_npz_from_text_by_its_first_bytes(self):
+        # A stream was read as text whatever it held: a piped .npz predicted
+        # garbage with exit 0 (or failed as "not UTF-8"), and x.SVM was words.
+        lines = "".join("__label__pets cat dog kitten puppy\n__label__code python rust compiler bug\n"
+                        for _ in range(20))
+        self.write("pipe-pets.txt", lines)
+        model = self.train_config("pipe-pets-model", {"train": {"text": "pipe-pets.txt"}})
+        new = self.write("pipe-new.txt", "python compiler\ncat puppy\n")
+        npz = self.dir / "pipe-new.npz"
+        self.assertEqual(run_bagel("vectorize", "-q", "-i", new, "--vectorizer", model, "-o", npz)
+                         .returncode, 0)
+        proc = run_bagel("predict", "-m", model, "-i", "-", "-q", stdin=npz.read_bytes(), text=False)
+        self.assertEqual((proc.returncode, proc.stdout), (0, b"code\npets\n"), proc.stderr)
+        file_row = run_bagel("inspect", "-m", model, "--explain", "-i", npz, "--row", "1")
+        self.assertEqual(file_row.returncode, 0, file_row.stderr)
+        proc = run_bagel("inspect", "-m", model, "--explain", "-i", "-", "--row", "1",
+                         stdin=npz.read_bytes(), text=False)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.decode(), file_row.stdout.replace(str(npz), "<stdin>"))
+        # Raw text from a pipe is still text.
+        proc = run_bagel("predict", "-m", model, "-i", "-", "-q", stdin=new.read_text())
+        self.assertEqual((proc.returncode, proc.stdout), (0, "code\npets\n"), proc.stderr)
+        # An .npy is refused as features are, from a pipe as from a file.
+        npy = self.dir / "pipe-new.npy"
+        np.save(npy, np.ones((2, 3), dtype=np.float32))
+        for args, stdin in ((["-i", npy], None), (["-i", "-"], npy.read_bytes())):
+            with self.subTest(args=args):
+                proc = run_bagel("predict", "-m", model, *args, "-q", stdin=stdin, text=False)
+                self.assertEqual(proc.returncode, 1, proc.stderr)
+                self.assertIn(b"is an .npy array: dense arrays are not supported as features",
+                              proc.stderr)
+        # An svmlight name in capitals names svmlight too.
+        self.write("pipe-new.labels", "0\n0\n")
+        upper = self.dir / "pipe-new.SVM"
+        self.assertEqual(run_bagel("convert", npz, upper, "--labels", self.dir / "pipe-new.labels")
+                         .returncode, 0)
+        proc = run_bagel("predict", "-m", model, "-i", upper, "-q")
+        self.assertEqual((proc.returncode, proc.stdout), (0, "code\npets\n"), proc.stderr)
+        # svmlight from a pipe has no name to say so: the remedy gives it one.
+        proc = run_bagel("predict", "-m", model, "-i", "-", "-q", "--zero-based", "true",
+                         stdin=upper.read_text())
+        self.assert_one_line_error(proc, 2, "--zero-based: ", "<stdin> is read as text",
+                                   "save the svmlight to a file so named")
+
     # --- 6. one stream cannot feed two inputs -----------------------------
 
     def test_stdin_for_both_the_input_and_the_labels_is_a_usage_error(self):

@@ -50,6 +50,8 @@
 
 namespace bagel {
 
+class InputStream;
+
 enum class TextFormat { lines, fasttext, tsv, csv, folder };
 
 // fastText lines with more than one distinct label. bagel trains one class
@@ -95,6 +97,8 @@ enum class Quoting {
 
 struct TextInput {
   std::string path;                 // a file, "-" or a pipe; a folder for `folder`
+  // `path` already opened as a stream (TextLines), or null: it is opened here.
+  InputStream* stream = nullptr;
   TextFormat format = TextFormat::lines;
   std::string labels_path;          // `lines` only; empty: no labels
   // `fasttext`: a word (a run of bytes between ' ', '\t', '\v', '\f', '\r',

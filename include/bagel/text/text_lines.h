@@ -72,14 +72,18 @@ std::int64_t for_each_line(std::string_view text, std::int64_t lines_before, Dec
 class TextLines {
  public:
   // `drop_bom`: a UTF-8 byte order mark starting the input is skipped.
-  TextLines(const std::string& path, DecodeError decode_error, bool drop_bom);
+  // `opened`: `path` already opened as a stream (its first bytes peeked to
+  // tell its format), read from instead of opening `path` again: a pipe can
+  // be read only once. Borrowed: it must outlive this reader.
+  TextLines(const std::string& path, DecodeError decode_error, bool drop_bom,
+            InputStream* opened = nullptr);
   ~TextLines();
   TextLines(const TextLines&) = delete;
   TextLines& operator=(const TextLines&) = delete;
 
   const std::string& source() const { return source_; }
   DecodeError decode_error() const { return decode_error_; }
-  bool is_stream() const { return stream_ != nullptr; }
+  bool is_stream() const { return blocks_ != nullptr; }
   // A regular file's whole text (readers split it into chunks read in
   // parallel: line_chunks.h); empty for a stream.
   std::string_view whole_text() const;
@@ -103,7 +107,7 @@ class TextLines {
   bool drop_bom_;
   bool started_ = false;
   std::shared_ptr<const MappedFile> file_;  // a regular file: one block
-  std::unique_ptr<InputStream> stream_;
+  std::unique_ptr<InputStream> stream_;    // a stream this reader opened
   std::unique_ptr<LineBlocks> blocks_;
   std::string scratch_;
 };
