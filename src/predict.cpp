@@ -124,4 +124,21 @@ void check_features_fit(const Model& model, const CsrMatrix& x, const std::strin
                             "with the training vocabulary? is --zero-based right?)");
 }
 
+void check_svmlight_fits(const Model& model, const CsrMatrix& x, const RawLabels& rows,
+                         const std::string& source) {
+  if (x.cols() > model.num_features)
+    for (Index r = 0; r < x.rows() && static_cast<std::size_t>(r) < rows.lines.size(); ++r) {
+      const std::span<const Index> columns = x.row(r).indices;
+      const Index width = columns.empty() ? 0 : *std::max_element(columns.begin(), columns.end()) + 1;
+      if (width > model.num_features)
+        throw FileError(source,
+                        "this row has " + std::to_string(width) + " feature columns (as its largest "
+                        "index gives them: index + 1 zero-based, the index one-based) but the model "
+                        "has " + std::to_string(model.num_features) + " (was it vectorised with the "
+                        "training vocabulary? is --zero-based right?)",
+                        rows.lines[static_cast<std::size_t>(r)]);
+    }
+  check_features_fit(model, x, source, ColumnCount::kInferred);
+}
+
 }  // namespace bagel

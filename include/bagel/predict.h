@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "bagel/csr.h"
+#include "bagel/labels.h"
 #include "bagel/metrics.h"
 #include "bagel/model.h"
 
@@ -68,5 +69,13 @@ enum class ColumnCount { kStored, kInferred };
 // be smaller (the missing columns are zeros), never larger.
 void check_features_fit(const Model& model, const CsrMatrix& x, const std::string& source,
                         ColumnCount columns = ColumnCount::kStored);
+
+// check_features_fit for svmlight (an inferred count) read with `rows`'
+// labels: wider than the model, the error names the line of the first row
+// with an index past the model's columns, as svmlight's other errors name
+// theirs (a stream may have printed thousands of predictions before it).
+// Only reached once the width is known to be too large: no cost otherwise.
+void check_svmlight_fits(const Model& model, const CsrMatrix& x, const RawLabels& rows,
+                         const std::string& source);
 
 }  // namespace bagel

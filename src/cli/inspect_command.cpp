@@ -196,12 +196,17 @@ CsrMatrix explained_rows(const Model& model, const InspectOptions& o) {
   FeatureFormat format = FeatureFormat::kSvmlight;
   ZeroBased read_base = ZeroBased::kAuto;
   const ZeroBased zero_based = input_zero_based(model, text);
+  RawLabels rows;  // svmlight's: the line of each row, for the error that names one
   // A stream reads_text peeked at is read from there on.
-  CsrMatrix x = text.stream ? read_features(*text.stream, zero_based, nullptr, &format, &read_base)
-                            : read_features(o.input, zero_based, nullptr, &format, &read_base);
+  CsrMatrix x = text.stream ? read_features(*text.stream, zero_based, &rows, &format, &read_base)
+                            : read_features(o.input, zero_based, &rows, &format, &read_base);
   if (zero_based == ZeroBased::kAuto) align_to_trained_base(x, read_base, model, input_name(o.input));
-  check_features_fit(model, x, input_name(o.input),
-                     format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
+  // As predict checks it: every row, not only those explained, so that a row
+  // --explain shows is one predict would have predicted.
+  if (format == FeatureFormat::kSvmlight)
+    check_svmlight_fits(model, x, rows, input_name(o.input));
+  else
+    check_features_fit(model, x, input_name(o.input), ColumnCount::kStored);  // an .npz
   return x;
 }
 

@@ -255,27 +255,6 @@ std::optional<std::vector<std::int32_t>> whole_labels(const CsrMatrix& x, const 
   return own_labels(in_file, Classes{model.classes, model.numeric_classes}, o);
 }
 
-// svmlight wider than the model: the error names the line of the first row
-// with an index past the model's columns, as svmlight's other errors name
-// theirs (a stream may have printed thousands of predictions before it).
-// Only reached once the width is known to be too large: no cost otherwise.
-void check_svmlight_fits(const Model& model, const CsrMatrix& x, const RawLabels& rows,
-                         const std::string& source) {
-  if (x.cols() > model.num_features)
-    for (Index r = 0; r < x.rows() && static_cast<std::size_t>(r) < rows.lines.size(); ++r) {
-      const std::span<const Index> columns = x.row(r).indices;
-      const Index width = columns.empty() ? 0 : *std::max_element(columns.begin(), columns.end()) + 1;
-      if (width > model.num_features)
-        throw FileError(source,
-                        "this row has " + std::to_string(width) + " feature columns (as its largest "
-                        "index gives them: index + 1 zero-based, the index one-based) but the model "
-                        "has " + std::to_string(model.num_features) + " (was it vectorised with the "
-                        "training vocabulary? is --zero-based right?)",
-                        rows.lines[static_cast<std::size_t>(r)]);
-    }
-  check_features_fit(model, x, source, ColumnCount::kInferred);
-}
-
 // An svmlight stream with a known index base: each block of lines is
 // predicted and written as soon as it has arrived, and flushed, so that a
 // consumer downstream sees the predictions as the rows come in.

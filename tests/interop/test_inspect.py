@@ -619,6 +619,20 @@ class Errors(unittest.TestCase):
                                     DATA / "fortunes-binary/test.npz", "--row", 0), 1,
                           "has 2843 features (columns), but the model is expecting 3849")
 
+    def test_svmlight_wider_than_the_model_names_its_line_as_predict_does(self):
+        # inspect named only the file ("has 5000 feature columns"), predict the line.
+        wide = self.dir / "wide.svm"
+        wide.write_text("0 1:1\n" * 20 + "0 1:1 5000:1\n")
+        expected = (f"{wide}:21: this row has 5000 feature columns (as its largest index gives "
+                    "them: index + 1 zero-based, the index one-based) but the model has 3849")
+        for command in (("inspect", "--model", self.model, "--explain", "--input", wide, "--row", 0),
+                        ("predict", "--model", self.model, "--input", wide)):
+            with self.subTest(command=command[0]):
+                self.assert_error(run_bagel(*command, "--zero-based", "false"), 1, expected)
+        proc = run_bagel("inspect", "--model", self.model, "--explain", "--input", "-", "--row", 0,
+                         "--zero-based", "false", stdin=wide.read_text())
+        self.assert_error(proc, 1, expected.replace(str(wide), "<stdin>"))
+
     def test_bad_top_k_and_threshold_are_usage_errors(self):
         base = ("predict", "-m", self.model, "-i", self.test)
         for args, fragment in ((("--top-k", 0), "--top-k: expected an integer >= 1, found '0'"),
