@@ -174,6 +174,7 @@ void check_options(const InspectOptions& o) {
     throw UsageError(o.input.empty() ? "--row" : "--input", "needs --explain");
   if (o.text_format != "auto") throw UsageError("--text-format", "needs --explain");
   if (o.versus_runner_up) throw UsageError("--versus-runner-up", "needs --explain");
+  if (o.zero_based != "auto") throw UsageError("--zero-based", "needs --explain");
 }
 
 // --explain's rows read as predict reads them (model_text.h for a text
@@ -268,7 +269,9 @@ CLI::App* add_inspect_command(CLI::App& app, InspectOptions& o) {
       ->capture_default_str();
   cmd->add_option("--row", o.rows, "With --explain: the row to explain, numbered from 0 (repeatable)")
       ->check(integer_in(0));
-  cmd->add_option("--zero-based", o.zero_based, "svmlight indices: auto (the base of the model's training svmlight, else the file's own), true or false")
+  cmd->add_option("--zero-based", o.zero_based,
+                  "With --explain: svmlight indices of --input: auto (the base of the model's "
+                  "training svmlight, else the file's own), true or false")
       ->check(CLI::IsMember({"auto", "true", "false"}))
       ->capture_default_str();
   cmd->add_flag("--versus-runner-up", o.versus_runner_up,

@@ -596,6 +596,10 @@ class Errors(unittest.TestCase):
                                     self.test), 2, "--explain: needs --row")
         self.assert_error(run_bagel("inspect", "--model", self.model, "--row", 1), 2,
                           "--row: needs --explain")
+        # --zero-based alone was ignored (exit 0), unlike the other --explain options.
+        for value in ("true", "false"):
+            self.assert_error(run_bagel("inspect", "--model", self.model, "--zero-based", value), 2,
+                              "--zero-based: needs --explain")
         self.assert_error(run_bagel("inspect", "--model", self.model, "--explain", "--input",
                                     self.test, "--row", 1, "--class", "food"), 2, "--class")
 
