@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "bagel/dataset.h"
 #include "bagel/error.h"
 #include "bagel/predict.h"
 #include "bagel/text/vocabulary_file.h"
@@ -243,6 +244,15 @@ std::vector<std::string> feature_names(const Model& model, const std::string& mo
   return names;
 }
 
+nlohmann::ordered_json training_svmlight_base_json(const Model& model) {
+  switch (trained_zero_based(model)) {
+    case ZeroBased::kTrue: return 0;
+    case ZeroBased::kFalse: return 1;
+    case ZeroBased::kAuto: break;
+  }
+  return nullptr;
+}
+
 nlohmann::ordered_json weights_report_to_json(const Model& model, const WeightsReport& report,
                                       std::span<const std::string> names) {
   nlohmann::ordered_json outputs = nlohmann::ordered_json::array();
@@ -261,6 +271,7 @@ nlohmann::ordered_json weights_report_to_json(const Model& model, const WeightsR
   return {{"classes", model.classes},
           {"output", model.output_kind()},
           {"num_features", model.num_features},
+          {"training_svmlight_base", training_svmlight_base_json(model)},
           {"training", training_summary(model)},
           {"overall", stats_to_json(report.overall)},
           {"outputs", std::move(outputs)}};

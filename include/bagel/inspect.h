@@ -122,7 +122,13 @@ std::vector<std::string> feature_names(const Model& model, const std::string& mo
 
 // JSON forms of the reports, keys in a fixed order (the schema is in
 // README.md, `bagel inspect`): features by index, with "term" when `names`
-// is not empty.
+// is not empty. Their "feature" numbers are columns counted from 0; a
+// model trained on one-based svmlight calls column k feature k + 1, which
+// the reports' "training_svmlight_base" (training_svmlight_base_json) says.
+// The first index of the model's training svmlight: 1 (one-based: column k
+// is its feature k + 1), 0, or null (trained on another format, or saved
+// before the base was recorded).
+nlohmann::ordered_json training_svmlight_base_json(const Model& model);
 nlohmann::ordered_json weights_report_to_json(const Model& model, const WeightsReport& report,
                                               std::span<const std::string> names);
 nlohmann::ordered_json explanation_to_json(const Model& model, const RowExplanation& explanation,

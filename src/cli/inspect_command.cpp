@@ -224,7 +224,10 @@ void run_explain(const Model& model, const std::vector<std::string>& names,
     for (const RowExplanation& e : explanations)
       rows.push_back(explanation_to_json(model, e, o.top, names));
     const nlohmann::ordered_json out = {
-        {"model", o.model}, {"input", input_name(o.input)}, {"rows", std::move(rows)}};
+        {"model", o.model},
+        {"input", input_name(o.input)},
+        {"training_svmlight_base", training_svmlight_base_json(model)},
+        {"rows", std::move(rows)}};
     print_json(out);
     return;
   }

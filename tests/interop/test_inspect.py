@@ -336,6 +336,24 @@ class Explain(unittest.TestCase):
         self.assertIn("(#k is column k from 0: feature k+1 of the one-based svmlight)", explained.stdout)
         zero_based = run_bagel("inspect", "-m", self.models["fortunes-multi"])
         self.assertIn("no vocabulary (features by column index)\n", zero_based.stdout)
+        # JSON said nothing of it: a program read "feature": 0 as the file's feature 0.
+        report = inspect_json("-m", model)
+        self.assertEqual(report["training_svmlight_base"], 1)
+        largest = {f["feature"] for o in report["outputs"] for f in o["largest"]}
+        self.assertTrue(largest <= {0, 1, 2, 3}, largest)  # columns from 0: file features 1-4
+        explained = inspect_json("-m", model, "--explain", "-i", row, "--row", 0)
+        self.assertEqual(explained["training_svmlight_base"], 1)
+        self.assertEqual([c["feature"] for c in explained["rows"][0]["contributions"]], [0])
+        zero = self.dir / "zero-based.svm"
+        zero.write_text("0 0:1 1:1\n1 2:1 3:1\n0 0:2\n1 3:1\n")
+        zero_model = train_model(self.dir, {"train": {"features": str(zero)}, "output": "zero-based"},
+                                 "zero-based.json")
+        self.assertEqual(inspect_json("-m", zero_model)["training_svmlight_base"], 0)
+        npz_model = self.models["fortunes-multi"]
+        self.assertIsNone(inspect_json("-m", npz_model)["training_svmlight_base"])
+        self.assertIsNone(inspect_json("-m", npz_model, "--explain", "-i",
+                                       DATA / "fortunes-multi/test.npz", "--row", 0)
+                          ["training_svmlight_base"])
 
     def test_text_lists_the_largest_contributions_by_term(self):
         model = self.models["fortunes-multi"]
