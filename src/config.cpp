@@ -400,9 +400,8 @@ void apply_override(nlohmann::json& doc, const std::string& assignment) {
 
 namespace {
 
-// Two inputs of the config that are one stream (/dev/stdin twice, say):
-// each reader would get some of its bytes. A ConfigError naming the later key.
-void check_one_reader_per_stream(const TrainConfig& c) {
+// The files a config reads, each named by its key.
+std::vector<std::pair<std::string, std::string>> config_inputs(const TrainConfig& c) {
   std::vector<std::pair<std::string, std::string>> inputs;
   const auto add = [&](const std::string& split, const DataSpec& d) {
     if (d.text) inputs.emplace_back(split + ".text", d.text->path);
@@ -412,6 +411,13 @@ void check_one_reader_per_stream(const TrainConfig& c) {
   };
   add("train", c.train);
   if (c.valid) add("valid", *c.valid);
+  return inputs;
+}
+
+// Two inputs of the config that are one stream (/dev/stdin twice, say):
+// each reader would get some of its bytes. A ConfigError naming the later
+// key. `inputs` may start with the config file itself, which is read first.
+void check_one_reader_per_stream(const std::vector<std::pair<std::string, std::string>>& inputs) {
   for (std::size_t j = 1; j < inputs.size(); ++j)
     for (std::size_t i = 0; i < j; ++i) {
       if (!same_stream(inputs[i].second, inputs[j].second)) continue;
@@ -469,7 +475,7 @@ TrainConfig parse_train_config(const nlohmann::json& doc, const fs::path& base_d
   root.finish();
   if (!c.valid && c.optimizer.patience > 0)
     throw ConfigError("optimizer.patience", "early stopping needs a \"valid\" set");
-  check_one_reader_per_stream(c);
+  check_one_reader_per_stream(config_inputs(c));
   c.resolved = resolved_json(c);
   return c;
 }
@@ -478,7 +484,12 @@ TrainConfig load_train_config(const std::string& path, const std::vector<std::st
   nlohmann::json doc = read_json_file(path, "config file");
   for (const std::string& o : overrides) apply_override(doc, o);
   try {
-    return parse_train_config(doc, fs::absolute(path).parent_path());
+    TrainConfig c = parse_train_config(doc, fs::absolute(path).parent_path());
+    // A config read from stdin leaves nothing there for its data.
+    std::vector<std::pair<std::string, std::string>> inputs = config_inputs(c);
+    inputs.insert(inputs.begin(), {"the config file", path});
+    check_one_reader_per_stream(inputs);
+    return c;
   } catch (const ConfigError& e) {
     // "cfg.json: optimizer.epochs: expected ...", or "--set optimizer.epochs=x: expected ..."
     rethrow_config_error(e, path, overrides);

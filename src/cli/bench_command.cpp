@@ -52,17 +52,19 @@ int run_bench(const BenchOptions& o) {
       rethrow_config_error(e, "", overrides);  // names the --set that caused it
     }
   }
-  // The outputs checked before the timings, which take minutes.
+  // The inputs and outputs checked before the timings, which take minutes.
+  const bool given = !o.input.empty();
+  const std::vector<NamedPath> inputs = {
+      {"--config", o.config},
+      {given ? "--input" : "input.features", config.input ? config.input->features : ""},
+      {given ? "--labels" : "input.labels", config.input ? config.input->labels : ""}};
+  check_one_reader_per_stream(inputs);
   const std::filesystem::path dir(config.output);
   const std::string output_option = o.output.empty() ? "output" : "-o";
   if (!config.output.empty()) {
     check_output_folder(config.output, output_option);
-    const bool given = !o.input.empty();
     check_distinct_paths(
-        {{output_option, (dir / "bench.csv").string()}, {output_option, (dir / "bench.json").string()}},
-        {{"--config", o.config},
-         {given ? "--input" : "input.features", config.input ? config.input->features : ""},
-         {given ? "--labels" : "input.labels", config.input ? config.input->labels : ""}});
+        {{output_option, (dir / "bench.csv").string()}, {output_option, (dir / "bench.json").string()}}, inputs);
   }
   Progress progress(Progress::detect(o.quiet), std::cerr);
   const std::vector<BenchCase> cases = bagel::run_bench(config, progress);

@@ -61,6 +61,7 @@ int run_convert(const ConvertOptions& o) {
   check_output_file(o.labels_out, "--labels-out");
   check_distinct_paths({{"output", o.output}, {"--labels-out", o.labels_out}},
                        {{"input", o.input}, {"--labels", o.labels}});
+  check_one_reader_per_stream({{"input", o.input}, {"--labels", o.labels}});
   RawLabels labels;
   const CsrMatrix x = read_features(o.input, parse_zero_based(o.zero_based, "--zero-based"), &labels);
   if (!o.labels.empty()) labels = read_labels(o.labels);

@@ -112,6 +112,38 @@ class Streams(unittest.TestCase):
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertIn("--labels: is standard input, and so is --input", proc.stderr)
 
+    def test_convert_bench_and_train_refuse_one_stream_for_two_inputs(self):
+        # convert hung on one FIFO for both, gave "<stdin>: no labels" for -,
+        # and wrote the svmlight lines as labels for /dev/stdin on a file.
+        svm = self.test_svm.read_bytes()
+        fifo = self.case / "both.fifo"
+        FifoWriter(fifo, svm)
+        proc = run_bagel("convert", fifo, self.case / "x.npz", "--labels", fifo)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(f"--labels: is the stream input reads ({fifo})".encode(), proc.stderr)
+        open(fifo, "rb").close()  # lets the writer go
+        both = b"--labels: is standard input, and so is input: both cannot be read from stdin"
+        for args in (["-", self.case / "x.npz", "--labels", "-"],
+                     ["/dev/stdin", self.case / "x.npz", "--labels", "/dev/stdin",
+                      "--labels-out", self.case / "l.txt"]):
+            with self.subTest(args=args), open(self.test_svm, "rb") as f:
+                proc = subprocess.run([BAGEL, "convert", *map(str, args)], stdin=f,
+                                      capture_output=True, timeout=120)
+                self.assertEqual((proc.returncode, proc.stdout), (2, b""), proc.stderr)
+                self.assertIn(both, proc.stderr)
+        proc = run_bagel("bench", "-i", "/dev/stdin", "-l", "/dev/stdin", "-q", stdin=svm)
+        self.assertEqual((proc.returncode, proc.stdout), (2, b""), proc.stderr)
+        self.assertIn(b"--labels: is standard input, and so is --input", proc.stderr)
+        # A config read from stdin leaves nothing there for its features.
+        config = json.dumps({"train": {"features": "/dev/stdin", "labels": str(self.test_labels)},
+                             "output": str(self.case / "m")}).encode()
+        for command in ("train", "tune"):
+            with self.subTest(command=command):
+                proc = run_bagel(command, "-c", "/dev/stdin", "-q", stdin=config)
+                self.assert_one_line_error(proc, "train.features: is standard input, and so is the "
+                                           "config file: both cannot be read from stdin")
+        self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["both.fifo"])
+
     def test_vectorize_reads_its_config_from_stdin(self):
         docs = self.case / "docs.txt"
         docs.write_text("red apple\ngreen apple pie\n")
