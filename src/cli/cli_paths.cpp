@@ -1,6 +1,7 @@
 #include "cli_paths.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -131,6 +132,12 @@ void check_one_reader_per_stream(const std::vector<NamedPath>& inputs) {
                            : "is the stream " + inputs[i].option + " reads (" + inputs[j].path +
                                  "): both cannot be read from one stream; give one of them as a file");
     }
+}
+
+bool is_standard_output(const std::string& path) {
+  struct stat sp {}, so {};
+  return !path.empty() && ::stat(path.c_str(), &sp) == 0 && ::fstat(STDOUT_FILENO, &so) == 0 &&
+         sp.st_dev == so.st_dev && sp.st_ino == so.st_ino;
 }
 
 void check_output_folder(const std::string& path, const std::string& option) {

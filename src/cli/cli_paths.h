@@ -64,6 +64,11 @@ void check_distinct_paths(const std::vector<NamedPath>& outputs, const std::vect
 // labels reader whatever the text reader left, or nothing.
 void check_one_reader_per_stream(const std::vector<NamedPath>& inputs);
 
+// Whether `path` is the file standard output is open on (/dev/stdout, the
+// terminal's device, the file `> out` made): what a command prints there
+// would be mixed into that output.
+bool is_standard_output(const std::string& path);
+
 // Creates the folder that will hold the file `path`, when it is missing.
 // Throws FileError naming the folder if it cannot be created.
 void create_parent_folder(const std::string& path);

@@ -125,29 +125,37 @@ int run_tune(const TuneOptions& o) {
   const TuneTrial& best = r.trials[r.best];
   if (!best.error.empty()) throw Error("every trial failed; the first: " + best.error);
 
-  std::cout << "| head | learning_rate | l2 | epochs | valid accuracy | valid log loss | seconds |\n"
-            << "|---|---:|---:|---:|---:|---:|---:|\n";
+  // With the config on standard output (-o -), the table and summary go to
+  // stderr, so that the config alone can be piped into `bagel train`.
+  const bool config_on_stdout = is_standard_output(out);
+  std::ostream& report = config_on_stdout ? std::cerr : std::cout;
+  report << "| head | learning_rate | l2 | epochs | valid accuracy | valid log loss | seconds |\n"
+         << "|---|---:|---:|---:|---:|---:|---:|\n";
   int skipped = 0;
   for (std::size_t i = 0; i < r.trials.size(); ++i) {
     if (!r.trials[i].ran) {
       ++skipped;
       continue;
     }
-    std::cout << trial_row(r.trials[i], i == r.best) << "\n";
+    report << trial_row(r.trials[i], i == r.best) << "\n";
   }
+  report << std::flush;
   NewFolders folders(out);
   create_parent_folder(out);
   write_file_atomic(out, tuned_config(config, best).dump(2) + "\n");
   folders.keep();
-  char buf[300];
+  const std::string written =
+      config_on_stdout ? "config written to standard output (pipe it: | bagel train --config /dev/stdin)"
+                       : "config written to " + out + " (bagel train --config " + out + ")";
+  char buf[200];
   std::snprintf(buf, sizeof buf,
                 "%zu trials in %.1fs%s; best: %s, learning_rate %.6g, l2 %g, %d epochs (valid "
-                "accuracy %.4f); config written to %s (bagel train --config %s)",
+                "accuracy %.4f); ",
                 r.trials.size() - skipped, r.seconds,
                 skipped ? (", " + std::to_string(skipped) + " left out by the budget").c_str() : "",
                 to_string(best.head).c_str(), best.settings.learning_rate, best.settings.l2, best.settings.epochs,
-                best.valid_accuracy, out.c_str(), out.c_str());
-  std::cout << buf << "\n";
+                best.valid_accuracy);
+  report << buf << written << "\n";
   return 0;
 }
 

@@ -7,13 +7,14 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_train_c
 """
 
 import json
+import subprocess
 import unittest
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
-from cli_helpers import FolderCase, run_bagel, write_labeled_set
+from cli_helpers import BAGEL, FolderCase, run_bagel, write_labeled_set
 
 REPO = Path(__file__).resolve().parents[2]  # the data/ folder's repository
 
@@ -311,6 +312,37 @@ class TrainCommandLine(FolderCase):
         meta = json.loads((self.model / "model.json").read_text())
         self.assertEqual(meta["training"]["learning_rate"], best["optimizer"]["learning_rate"])
         self.assertNotIn("rate_calibration", meta["training"])  # the rate is set: no search
+
+    def test_tune_to_standard_output_prints_the_config_alone_there(self):
+        # The table and summary went to stdout too, around the JSON, and
+        # the summary advised "bagel train --config /dev/stdout".
+        proc = run_bagel("generate", self.dir / "g.npz", "--labels-out", self.dir / "g.labels",
+                         "--rows", 300, "--features", 50, "--seed", 1)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        c = {"train": {"features": str(self.dir / "g.npz"), "labels": str(self.dir / "g.labels")},
+             "optimizer": {"epochs": 2, "threads": 1}, "output": str(self.model)}
+        config = self.write_config(c)
+        for output in ("-", "/dev/stdout"):
+            with self.subTest(output=output):
+                proc = run_bagel("tune", "--config", config, "-o", output, "--budget", "1",
+                                 "--threads", "1", "--quiet")
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                best = json.loads(proc.stdout)
+                self.assertEqual(best["output"], str(self.model))
+                rows = [line for line in proc.stderr.splitlines() if line.startswith("| ")]
+                self.assertEqual(sum(row.endswith(" best") for row in rows), 1, proc.stderr)
+                self.assertIn("config written to standard output", proc.stderr)
+                self.assertNotIn("/dev/stdout", proc.stderr)
+        # Piped, it trains as a file would.
+        tune = subprocess.Popen([BAGEL, "tune", "--config", str(config), "-o", "-", "--budget", "1",
+                                 "--threads", "1", "--quiet"], stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL)
+        train = subprocess.run([BAGEL, "train", "--config", "/dev/stdin", "--quiet"], stdin=tune.stdout,
+                               capture_output=True, text=True, timeout=120)
+        tune.stdout.close()
+        self.assertEqual(tune.wait(timeout=120), 0)
+        self.assertEqual(train.returncode, 0, train.stderr)
+        self.assertTrue((self.model / "model.json").exists())
 
     def test_tune_without_a_valid_set_writes_the_averaging_its_trials_trained_with(self):
         # 10,500 rows: "auto" averages the trials' 80 % (8,400 rows, at most
