@@ -92,6 +92,12 @@ int own_descriptor(fs::path path) {
   return -1;
 }
 
+}  // namespace
+
+bool names_own_descriptor(const std::filesystem::path& path) { return own_descriptor(path) >= 0; }
+
+namespace {
+
 // A descriptor whose writes go at an offset of a file (or a socket, which
 // cannot be reopened by its name): only the descriptor itself writes it
 // right. A pipe or a terminal reopened by its name is the same stream.

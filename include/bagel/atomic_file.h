@@ -127,6 +127,11 @@ long temp_owner(const std::string& name, const std::string& prefix);
 // than after.
 void check_can_create(const std::filesystem::path& target);
 
+// Whether `path` names one of the process's own descriptors (/dev/stdout,
+// /dev/fd/3, /proc/self/fd/1, or a link to one of those names): a stream
+// with no file name of its own, whose name says nothing of its format.
+bool names_own_descriptor(const std::filesystem::path& path);
+
 // What to say when a stream's write failed: "write failed: " and the
 // system's reason (errno: "File too large" past a `ulimit -f` limit, "No
 // space left on device"), or "write failed (disk full?)" when errno says none.

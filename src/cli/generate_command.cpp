@@ -18,7 +18,7 @@ namespace bagel::cli {
 CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "generate", "Write a synthetic bag-of-words CSR (.npz) with Zipf token ids and learnable labels");
-  cmd->add_option("output", o.output, "Output .npz")->required()->transform(output_path());
+  cmd->add_option("output", o.output, "Output .npz (- for standard output)")->required()->transform(output_path());
   cmd->add_option("--labels-out", o.labels_out, "Labels file to write (one class id per line)")
       ->required()
       ->transform(output_path());
@@ -36,11 +36,26 @@ CLI::App* add_generate_command(CLI::App& app, GenerateOptions& o) {
   return cmd;
 }
 
+namespace {
+
+// Whether `path` is standard output ("-" reaches here as /dev/stdout),
+// another descriptor, a pipe or a device: a name that says nothing of the
+// format, where the .npz goes all the same (made in $TMPDIR, copied out).
+bool names_a_stream(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  return names_own_descriptor(path) ||
+         (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) &&
+          !std::filesystem::is_directory(st));
+}
+
+}  // namespace
+
 int run_generate(const GenerateOptions& o) {
   check_output_file(o.output, "output");
   check_output_file(o.labels_out, "--labels-out");
   check_distinct_paths({{"output", o.output}, {"--labels-out", o.labels_out}}, {});
-  if (std::filesystem::path(o.output).extension() != ".npz")
+  if (!names_a_stream(o.output) && std::filesystem::path(o.output).extension() != ".npz")
     throw UsageError("output " + o.output, "generate writes a scipy CSR .npz: name it *.npz (bagel "
                                            "convert turns it into svmlight)");
   SyntheticSpec spec;

@@ -392,6 +392,25 @@ class Streams(unittest.TestCase):
         self.assertEqual(sp.load_npz(io.BytesIO(proc.stdout)).shape, (2, 5))
         self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["docs.txt", "p.csv", "x.svm"])
 
+    def test_generate_writes_its_npz_to_standard_output(self):
+        # "-" and /dev/stdout were refused: "output /dev/stdout: ... name it *.npz".
+        proc = run_bagel("generate", self.case / "g.npz", "--labels-out", self.case / "g.labels",
+                         "--rows", 40, "--features", 30, "--seed", 7)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        expected = (self.case / "g.npz").read_bytes()
+        for output in ("-", "/dev/stdout"):
+            with self.subTest(output=output):
+                proc = run_bagel("generate", output, "--labels-out", self.case / "p.labels",
+                                 "--rows", 40, "--features", 30, "--seed", 7, cwd=self.case)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                self.assertEqual(proc.stdout, expected)
+                self.assertEqual(sp.load_npz(io.BytesIO(proc.stdout)).shape, (40, 30))
+        # A real name that is no .npz is named as typed.
+        proc = run_bagel("generate", "x.txt", "--labels-out", "x.labels", cwd=self.case)
+        self.assertEqual(proc.returncode, 2, proc.stderr)
+        self.assertIn(b"output x.txt: generate writes a scipy CSR .npz", proc.stderr)
+        self.assertEqual(sorted(p.name for p in self.case.iterdir()), ["g.labels", "g.npz", "p.labels"])
+
     def test_metrics_on_the_stream_of_the_predictions_are_refused(self):
         # Without -o the predictions go to stdout: the JSON was written among them.
         for args in (["--metrics", "/dev/stdout"], ["--metrics", "-"], ["-o", "-", "--metrics", "-"]):
