@@ -54,7 +54,10 @@ SyntheticData make_synthetic(const SyntheticSpec& spec) {
   // Tokens are drawn until the row has `target` distinct ids; a Zipf head is
   // drawn repeatedly, which gives counts > 1 as in real text. The draw count is
   // capped because a small vocabulary may not hold `target` distinct ids.
-  const double max_distinct = std::min<double>(spec.features, 3 * spec.nnz_per_row);
+  // At least 1: a row of 1 id is the fewest (nnz_per_row below 1/3 would
+  // put the upper bound under the lower).
+  const double max_distinct = std::max(1.0, std::min<double>(spec.features, 3 * spec.nnz_per_row));
+  std::vector<double> wanted(rows);  // each row's draw of its distinct count, before the bounds
   // Each row allocates (its ids, values and draws): a bad_alloc must reach
   // the caller as an exception, not end the process inside the region.
   RegionErrors errors;
@@ -62,8 +65,8 @@ SyntheticData make_synthetic(const SyntheticSpec& spec) {
   for (std::size_t r = 0; r < rows; ++r) errors.run([&] {
     std::mt19937_64 g(mix(spec.seed ^ mix(r)));
     std::uniform_real_distribution<double> u(0.0, 1.0);
-    const auto target = static_cast<std::size_t>(
-        std::clamp(std::round(spec.nnz_per_row * (0.5 + u(g))), 1.0, max_distinct));
+    wanted[r] = std::round(spec.nnz_per_row * (0.5 + u(g)));
+    const auto target = static_cast<std::size_t>(std::clamp(wanted[r], 1.0, max_distinct));
     std::vector<Index> tokens;
     std::vector<Index>& idx = row_idx[r];
     for (std::size_t draws = 0; idx.size() < target && draws < 20 * target; ++draws) {
@@ -117,7 +120,8 @@ SyntheticData make_synthetic(const SyntheticSpec& spec) {
   }
   SyntheticData out{CsrMatrix(spec.rows, spec.features, std::move(indptr), std::move(indices),
                               std::move(data)),
-                    std::move(y)};
+                    std::move(y),
+                    rows > 0 ? std::accumulate(wanted.begin(), wanted.end(), 0.0) / double(rows) : 0.0};
   return out;
 }
 

@@ -25,6 +25,11 @@ struct SyntheticSpec {
 struct SyntheticData {
   CsrMatrix x;
   std::vector<std::int32_t> y;  // class ids 0..classes-1
+  // The mean of the distinct counts drawn for the rows (about nnz_per_row).
+  // A row holds fewer where its draws of Zipf ids, capped at 20 times its
+  // count, repeat the frequent ids (a high exponent) or the vocabulary is
+  // smaller, and 1 where it drew 0: x's mean then differs from this.
+  double wanted_mean_distinct = 0;
 };
 
 // Deterministic for a given spec (rows are generated in parallel, each from

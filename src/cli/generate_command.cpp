@@ -1,4 +1,5 @@
 #include <charconv>
+#include <cstdio>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "bagel/labels.h"
 #include "bagel/npz.h"
 #include "bagel/synthetic.h"
+#include "bagel/table_writer.h"
 #include "cli_numbers.h"
 #include "cli_paths.h"
 #include "commands.h"
@@ -49,6 +51,27 @@ bool names_a_stream(const std::string& path) {
           !std::filesystem::is_directory(st));
 }
 
+// The rows' mean distinct count is --nnz-per-row within sampling noise,
+// unless the bounds of make_synthetic (at least 1, at most the vocabulary,
+// draws capped) moved it: then the user is told what they got.
+void warn_if_mean_missed(const GenerateOptions& o, const SyntheticData& d) {
+  if (d.x.rows() == 0) return;
+  const double produced = static_cast<double>(d.x.nonZeros()) / static_cast<double>(d.x.rows());
+  const double wanted = d.wanted_mean_distinct;
+  if (std::abs(produced - wanted) <= 0.02 * wanted + 0.01) return;
+  char mean[64];
+  std::snprintf(mean, sizeof mean, "%.2f", produced);
+  const std::string why =
+      produced > wanted ? "every row has at least 1"
+                        : "a row holds at most --features " + std::to_string(o.features) +
+                              " ids, and its Zipf draws, at most 20 for each id wanted, repeat the "
+                              "frequent ids, the more so the higher --zipf (" +
+                              format_number(o.zipf_exponent) + ")";
+  std::cerr << "bagel: warning: --nnz-per-row " << format_number(o.nnz_per_row)
+            << " cannot be reached: the rows have " << mean << " distinct features on average (" << why
+            << ")\n";
+}
+
 }  // namespace
 
 int run_generate(const GenerateOptions& o) {
@@ -66,6 +89,7 @@ int run_generate(const GenerateOptions& o) {
   spec.classes = o.classes;
   spec.seed = o.seed;
   const SyntheticData d = make_synthetic(spec);
+  warn_if_mean_missed(o, d);
   // Folders made for the outputs go again if the write fails.
   NewFolders new_folders({o.output, o.labels_out});
   create_parent_folder(o.output);

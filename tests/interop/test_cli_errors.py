@@ -11,6 +11,7 @@ import unittest
 from pathlib import Path
 
 import numpy as np
+import scipy.sparse as sp
 
 from cli_helpers import run_bagel, write_labeled_set
 
@@ -385,6 +386,27 @@ class ErrorLines(unittest.TestCase):
                 self.assert_error(run_bagel("convert", *args), 2, fragment)
                 self.assertEqual(sorted(p.name for p in self.dir.glob("o.*")), [])
         self.assert_error(run_bagel("bench", "--labels", labels), 2, "--labels requires --input")
+
+    def test_generate_rows_have_a_feature_and_a_missed_mean_is_named(self):
+        # --nnz-per-row below 1/3 gave rows of 0 features (a clamp with its
+        # bounds crossed); --zipf 2 gave a mean of 51.9 for 75, silently.
+        out, labels = self.dir / "mean.npz", self.dir / "mean.labels"
+        for args, mean in [(["--nnz-per-row", "0.2"], "1.00"), (["--zipf", "2"], "51.91")]:
+            with self.subTest(args=args):
+                proc = run_bagel("generate", out, "--labels-out", labels, "--rows", 2000, *args)
+                self.assertEqual(proc.returncode, 0, proc.stderr)
+                x = sp.load_npz(out)
+                self.assertEqual(f"{np.diff(x.indptr).mean():.2f}", mean)
+                self.assertGreaterEqual(np.diff(x.indptr).min(), 1)
+                self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
+                self.assertIn(f"bagel: warning: {args[0]} " if args[0] == "--nnz-per-row" else
+                              "bagel: warning: --nnz-per-row 75 ", proc.stderr)
+                self.assertIn(f"cannot be reached: the rows have {mean} distinct features on average",
+                              proc.stderr)
+        # The defaults reach their mean: nothing said.
+        proc = run_bagel("generate", out, "--labels-out", labels, "--rows", 2000)
+        self.assertEqual((proc.returncode, proc.stderr), (0, ""))
+        self.assertAlmostEqual(np.diff(sp.load_npz(out).indptr).mean(), 75, delta=1.5)
 
     def test_integers_out_of_range_are_refused_not_wrapped(self):
         out = self.dir / "g.npz"
