@@ -1,6 +1,7 @@
 // Generated bag-of-words data for benchmarks: Zipf-distributed token ids,
-// like words in real text, counted per row (so a row has unique, sorted
-// indices with count values, as CountVectorizer makes them), and labels from
+// like words in real text, counted per row (so a row has unique indices
+// with count values, as CountVectorizer makes them, and sorted, which
+// CountVectorizer does not promise), and labels from
 // a random linear model so the task is learnable.
 #pragma once
 
