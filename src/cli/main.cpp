@@ -3,6 +3,10 @@
 // exit status that says whose move it is: 2 when the command line must
 // change (usage), 1 when the data, a file or the config must (everything
 // else). Nothing else catches.
+#include <poll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -16,6 +20,7 @@
 #include "bagel/cores.h"
 #include "bagel/error.h"
 #include "bagel/temp_registry.h"
+#include "cli_paths.h"
 #include "commands.h"
 
 namespace {
@@ -96,6 +101,45 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
   return name + ": " + e.what() + " (see bagel " + name + " --help)";
 }
 
+// Runs a command whose product is what it prints: a full disk (or
+// /dev/full) is an error, not a success with nothing written. The errno of
+// the failing write is kept as it happens (ErrnoKeepingBuf): by the flush
+// at the end, errno holds whatever failed since ("No such file or directory").
+template <typename Command>
+int printed(const Command& command) {
+  bagel::ErrnoKeepingBuf keeping(std::cout.rdbuf());
+  std::streambuf* const original = std::cout.rdbuf(&keeping);
+  struct Restore {
+    std::streambuf* buf;
+    ~Restore() { std::cout.rdbuf(buf); }
+  } restore{original};
+  const int status = command();
+  std::cout.flush();
+  if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", bagel::write_failed_message(keeping.error()));
+  return status;
+}
+
+// Whether standard output is a pipe whose reader has gone (`| head -0`).
+bool stdout_reader_gone() {
+  struct stat st {};
+  if (::fstat(STDOUT_FILENO, &st) != 0 || !S_ISFIFO(st.st_mode)) return false;
+  pollfd p{STDOUT_FILENO, 0, 0};
+  return ::poll(&p, 1, 0) == 1 && (p.revents & POLLERR) != 0;
+}
+
+// A command that ignores SIGPIPE (so that a closed stderr only loses
+// progress lines) and failed writing its output to a pipe whose reader
+// has gone ends as predict and inspect do there: killed by SIGPIPE, without
+// a message, once the error has unwound and removed the temporaries.
+void end_quietly_on_broken_stdout(const bagel::Error& e) {
+  const auto* file = dynamic_cast<const bagel::FileError*>(&e);
+  if (file == nullptr || !(file->file() == "<stdout>" || bagel::cli::is_standard_output(file->file())) ||
+      !stdout_reader_gone())
+    return;
+  std::signal(SIGPIPE, SIG_DFL);
+  std::raise(SIGPIPE);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,15 +195,8 @@ int main(int argc, char** argv) {
     if (train_cmd->parsed()) return bagel::cli::run_train(train);
     if (tune_cmd->parsed()) return bagel::cli::run_tune(tune);
     if (predict_cmd->parsed()) return bagel::cli::run_predict(predict);
-    // Their product is what they print: a full disk (or /dev/full) is an
-    // error, not a success with nothing written.
-    const auto printed = [](int status) {
-      std::cout.flush();
-      if (status == 0 && !std::cout) throw bagel::FileError("<stdout>", bagel::write_failed_message());
-      return status;
-    };
-    if (inspect_cmd->parsed()) return printed(bagel::cli::run_inspect(inspect));
-    if (bench_cmd->parsed()) return printed(bagel::cli::run_bench(bench));
+    if (inspect_cmd->parsed()) return printed([&] { return bagel::cli::run_inspect(inspect); });
+    if (bench_cmd->parsed()) return printed([&] { return bagel::cli::run_bench(bench); });
     if (convert_cmd->parsed()) return bagel::cli::run_convert(convert);
     if (generate_cmd->parsed()) return bagel::cli::run_generate(generate);
     if (vectorize_cmd->parsed()) return bagel::cli::run_vectorize(vectorize);
@@ -171,6 +208,7 @@ int main(int argc, char** argv) {
   } catch (const bagel::UsageError& e) {
     return fail(e.what(), kUsageError);
   } catch (const bagel::Error& e) {
+    end_quietly_on_broken_stdout(e);
     return fail(e.what(), kDataError);
   } catch (const std::filesystem::filesystem_error& e) {
     return fail(e.path1().string() + ": " + e.code().message(), kDataError);

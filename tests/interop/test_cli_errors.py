@@ -6,6 +6,7 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_cli_err
 """
 
 import json
+import os
 import tempfile
 import unittest
 from pathlib import Path
@@ -327,6 +328,39 @@ class ErrorLines(unittest.TestCase):
                                   stderr=subprocess.PIPE, text=True, timeout=60)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertEqual(proc.stderr, "bagel: error: <stdout>: write failed: No space left on device\n")
+
+    def test_a_full_disk_under_stdout_names_its_own_errno_for_bench(self):
+        # The errno read at the end was stale: "write failed: No such file or directory".
+        import subprocess
+        from cli_helpers import BAGEL
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([BAGEL, "bench", "-i", self.dir / "train.npz", "-q"], stdout=full,
+                                  stderr=subprocess.PIPE, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertTrue(proc.stderr.endswith("bagel: error: <stdout>: write failed: No space left on "
+                                             "device\n"), proc.stderr)
+
+    def test_a_closed_pipe_on_stdout_ends_convert_and_generate_quietly(self):
+        # As inspect and predict end there (SIGPIPE), where convert said
+        # "/dev/stdout: write failed: Broken pipe"; no temporary is left.
+        import signal
+        import subprocess
+        from cli_helpers import BAGEL
+        out = self.dir / "pipe-case"
+        out.mkdir()
+        labels = self.dir / "numeric.labels"
+        labels.write_text("".join(f"{i % 2}\n" for i in range(100)))
+        for args in (["convert", self.dir / "train.npz", "-", "--labels", labels],
+                     ["convert", self.dir / "train.npz", out / "x.svm", "--labels", labels, "--labels-out", "-"],
+                     ["generate", "-", "--labels-out", out / "g.labels", "--rows", 20000]):
+            with self.subTest(args=args[:3]):
+                r, w = os.pipe()
+                os.close(r)  # no reader, before the first byte
+                proc = subprocess.run([BAGEL, *map(str, args)], stdout=w, stderr=subprocess.PIPE,
+                                      text=True, timeout=120)
+                os.close(w)
+                self.assertEqual((proc.returncode, proc.stderr), (-signal.SIGPIPE, ""))
+                self.assertEqual(list(out.iterdir()), [])
 
     def test_a_failed_write_says_why(self):
         proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-o", "/dev/full")
