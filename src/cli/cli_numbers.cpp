@@ -46,14 +46,16 @@ CLI::Validator number_check(double lo, bool open, const std::string& what) {
 
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi) {
   const bool open_top = hi == std::numeric_limits<int>::max();
-  const std::string what = open_top ? "an integer >= " + std::to_string(lo)
-                                    : "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string range = "an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+  const std::string what = open_top ? "an integer >= " + std::to_string(lo) : range;
   return CLI::Validator(
-      [lo, hi, what](const std::string& text) -> std::string {
+      [lo, hi, what, range](const std::string& text) -> std::string {
         std::errc error{};
         const auto value = parse_whole<std::int64_t>(text, error);
         if (value && *value >= lo && *value <= hi) return "";
-        return "expected " + what + found(text);
+        // Past the top, even an open one (an int's), the whole range is the news.
+        const bool too_large = value ? *value > hi : error == std::errc::result_out_of_range && text[0] != '-';
+        return "expected " + (too_large ? range : what) + found(text);
       },
       open_top ? ">=" + std::to_string(lo) : std::to_string(lo) + ".." + std::to_string(hi));
 }

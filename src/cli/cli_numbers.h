@@ -13,7 +13,7 @@
 namespace bagel::cli {
 
 // A decimal integer in [lo, hi]; "expected an integer >= lo" when hi is
-// left at the most an int holds.
+// left at the most an int holds, and the whole range for a value above it.
 CLI::Validator integer_in(std::int64_t lo, std::int64_t hi = std::numeric_limits<int>::max());
 // A decimal integer >= 1; one too large for 64 bits is taken too (predict's
 // --top-k: above the class count means every class).

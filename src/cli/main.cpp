@@ -86,6 +86,23 @@ std::optional<std::string> unknown_option(int argc, char** argv, const CLI::App*
   return std::nullopt;
 }
 
+// CLI11's words for an option given too often, "--rows: At Most 1 required
+// but received 2", said as people would: "--rows: given twice, expected once".
+std::string plain_words(const std::string& message) {
+  const std::string at_most = ": At Most ";
+  const std::string received = " required but received ";
+  const std::size_t a = message.find(at_most);
+  const std::size_t r = message.find(received);
+  if (a == std::string::npos || r == std::string::npos || r < a) return message;
+  const std::string most = message.substr(a + at_most.size(), r - a - at_most.size());
+  const std::string given = message.substr(r + received.size());
+  const auto times = [](const std::string& n) {
+    return n == "1" ? std::string("once") : n == "2" ? std::string("twice") : n + " times";
+  };
+  return message.substr(0, a) + ": given " + times(given) + ", expected " +
+         (most == "1" ? "once" : "at most " + times(most));
+}
+
 // CLI11's message, prefixed by the command it concerns.
 std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv,
                                 const std::vector<CLI::App*>& commands) {
@@ -98,7 +115,7 @@ std::string parse_error_message(const CLI::App& app, const CLI::ParseError& e, i
   const std::string name = command->get_name();
   if (stray && dynamic_cast<const CLI::RequiredError*>(&e) != nullptr)
     return name + ": unknown option '" + *stray + "' (see bagel " + name + " --help)";
-  return name + ": " + e.what() + " (see bagel " + name + " --help)";
+  return name + ": " + plain_words(e.what()) + " (see bagel " + name + " --help)";
 }
 
 // Runs a command whose product is what it prints: a full disk (or

@@ -442,6 +442,25 @@ class ErrorLines(unittest.TestCase):
         self.assertEqual((proc.returncode, proc.stderr), (0, ""))
         self.assertAlmostEqual(np.diff(sp.load_npz(out).indptr).mean(), 75, delta=1.5)
 
+    def test_an_integer_past_an_int_names_the_range_and_a_repeated_option_says_so(self):
+        # "expected an integer >= 0, found '99999999999'" named no top, and a
+        # repeated option gave CLI11's "--rows: At Most 1 required but received 2".
+        train = self.dir / "train.npz"
+        for args in (["--top", "99999999999"], ["--top", "99999999999999999999999"],
+                     ["--explain", "-i", train, "--row", "3000000000"]):
+            with self.subTest(args=args):
+                self.assert_error(run_bagel("inspect", "-m", self.model, *args), 2,
+                                  f"{args[-2]}: expected an integer in [0, 2147483647], found '{args[-1]}'")
+        self.assert_error(run_bagel("inspect", "-m", self.model, "--top", "-5"), 2,
+                          "--top: expected an integer >= 0, found '-5'")
+        out = self.dir / "twice.npz"
+        for rows, said in ((["5", "6"], "given twice"), (["5", "6", "7"], "given 3 times")):
+            with self.subTest(rows=rows):
+                args = [a for n in rows for a in ("--rows", n)]
+                proc = run_bagel("generate", out, "--labels-out", self.dir / "twice.labels", *args)
+                self.assert_error(proc, 2, f"generate: --rows: {said}, expected once")
+        self.assertFalse(out.exists())
+
     def test_integers_out_of_range_are_refused_not_wrapped(self):
         out = self.dir / "g.npz"
         for seed in ("-1", "18446744073709551616"):
