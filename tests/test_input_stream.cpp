@@ -181,6 +181,21 @@ TEST(LineBlocks, LastLineWithoutNewlineAndLongLinesStayWhole) {
     EXPECT_TRUE(b == "end" || b.back() == '\n') << b.substr(0, 20);
 }
 
+// A block of an SvmlightStream holds rows first.. of the file read whole:
+// the same values, labels and line numbers.
+void expect_block_is_rows_of(const SvmlightData& block, const SvmlightData& file, Index first) {
+  for (Index r = 0; r < block.features.rows(); ++r) {
+    const RowView got = block.features.row(r);
+    const RowView want = file.features.row(first + r);
+    ASSERT_EQ(got.size(), want.size()) << "row " << first + r;
+    EXPECT_TRUE(std::equal(got.indices.begin(), got.indices.end(), want.indices.begin()));
+    EXPECT_TRUE(std::equal(got.values.begin(), got.values.end(), want.values.begin()));
+    const auto at = static_cast<std::size_t>(first + r);
+    ASSERT_EQ(block.labels.lines[static_cast<std::size_t>(r)], file.labels.lines[at]);
+    ASSERT_EQ(block.labels.names[static_cast<std::size_t>(r)], file.labels.names[at]);
+  }
+}
+
 TEST(StreamReaders, SvmlightFromAFifoEqualsTheFile) {
   TempDir dir;
   const std::string text = "# a comment\n" + svmlight_lines(3000) + "1 3:1";  // no final newline
@@ -208,13 +223,7 @@ TEST(StreamReaders, SvmlightStreamGivesTheRowsAsTheyArriveWithFileLineNumbers) {
     if (rows < 1000) EXPECT_LE(rows + block->features.rows(), 1000);
     if (rows + block->features.rows() == 1000) fifo.release();
     ++blocks;
-    for (Index r = 0; r < block->features.rows(); ++r) {
-      const RowView got = block->features.row(r);
-      const RowView want = file.features.row(rows + r);
-      ASSERT_EQ(got.size(), want.size());
-      EXPECT_TRUE(std::equal(got.indices.begin(), got.indices.end(), want.indices.begin()));
-      EXPECT_EQ(block->labels.lines[r], file.labels.lines[rows + r]);
-    }
+    expect_block_is_rows_of(*block, file, rows);
     rows += block->features.rows();
   }
   EXPECT_EQ(rows, file.features.rows());
@@ -271,15 +280,7 @@ TEST(StreamReaders, SvmlightStreamOverAFileEqualsTheFileReadWhole) {
   int blocks = 0;
   while (auto block = stream.next()) {
     ++blocks;
-    for (Index r = 0; r < block->features.rows(); ++r) {
-      const RowView got = block->features.row(r);
-      const RowView want = file.features.row(rows + r);
-      ASSERT_EQ(got.size(), want.size());
-      EXPECT_TRUE(std::equal(got.indices.begin(), got.indices.end(), want.indices.begin()));
-      EXPECT_TRUE(std::equal(got.values.begin(), got.values.end(), want.values.begin()));
-      ASSERT_EQ(block->labels.lines[r], file.labels.lines[rows + r]);
-      ASSERT_EQ(block->labels.names[r], file.labels.names[rows + r]);
-    }
+    expect_block_is_rows_of(*block, file, rows);
     rows += block->features.rows();
   }
   EXPECT_EQ(rows, file.features.rows());
