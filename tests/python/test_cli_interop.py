@@ -373,6 +373,11 @@ def test_a_text_model_takes_any_iterable_of_documents_and_says_what_else_it_take
     docs = ["the dog sat", "prices fell"]
     np.testing.assert_array_equal(clf.predict_proba(d for d in docs), clf.predict_proba(docs))
     np.testing.assert_array_equal(clf.predict(iter(docs)), clf.predict(docs))
+    # A set, a dict and its views iterate as CountVectorizer.transform
+    # iterates them (numpy had made them one object and said "float()").
+    for given in (set(docs), frozenset(docs), dict.fromkeys(docs), dict.fromkeys(docs).keys(),
+                  {i: d for i, d in enumerate(docs)}.values()):
+        np.testing.assert_array_equal(clf.predict_proba(given), clf.predict_proba(list(given)))
     for given, found in ((np.array([["the cat"]]), r"a 2-d array of shape \(1, 1\)"),
                          ([["the cat"]], "a list of rows")):
         with pytest.raises(ValueError, match=r"^X: a model trained on text takes documents as a "

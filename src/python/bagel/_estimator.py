@@ -8,6 +8,7 @@ stops it and leaves the estimator unfitted.
 
 from __future__ import annotations
 
+import collections.abc
 import json
 import math
 import numbers
@@ -216,9 +217,14 @@ def _one_dimensional(X) -> bool:
 def _materialized(X):
     """An iterator or generator (of documents or rows) as a list, as
     CountVectorizer.transform takes any iterable; check_array would make it
-    a 0-d array of one object. Anything else as it is."""
+    a 0-d array of one object. So are a set, a dict (its keys, as iterating
+    it gives them) and a dict's views, which have a length but no order of
+    rows numpy would take. Anything else as it is."""
     if (hasattr(X, "__iter__") and not hasattr(X, "__len__") and not hasattr(X, "__array__")
             and not sp.issparse(X)):
+        return list(X)
+    if (isinstance(X, (collections.abc.Set, collections.abc.Mapping, collections.abc.MappingView))
+            and not sp.issparse(X)):  # a dok_matrix is a dict
         return list(X)
     return X
 
