@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <atomic>
 #include <bit>
 #include <cstring>
@@ -404,8 +405,16 @@ std::vector<bool> keep_terms(const std::vector<std::int32_t>& by_name,
                              const std::string& field_prefix) {
   const double high = limits.max_df.documents(n_documents);
   const double low = limits.min_df.documents(n_documents);
-  if (high < low)
-    throw ConfigError(field_prefix + "max_df", "max_df corresponds to < documents than min_df");
+  if (high < low) {
+    // scikit-learn's message, under the key that left its default (min_df 1,
+    // max_df 1.0): on few documents that is usually min_df.
+    const bool min_set = limits.min_df.fraction || limits.min_df.value != 1;
+    char counts[160];
+    std::snprintf(counts, sizeof counts, " (max_df allows terms in at most %g of the %lld documents, "
+                  "min_df needs at least %g)", high, static_cast<long long>(n_documents), low);
+    throw ConfigError(field_prefix + (min_set ? "min_df" : "max_df"),
+                      std::string("max_df corresponds to < documents than min_df") + counts);
+  }
   std::vector<bool> keep(df.size(), false);
   std::vector<std::int32_t> passing;  // ids in name order
   for (const std::int32_t id : by_name) {

@@ -685,6 +685,19 @@ class TextErrors(unittest.TestCase):
         self.assert_error(proc, 2, "--set token_pattern=\\d+: empty vocabulary")
         self.assertNotIn("stop_words", proc.stderr)
 
+    def test_a_min_df_above_max_df_names_the_key_that_was_set(self):
+        # scikit-learn's message, under the key that left its default, with
+        # the document counts it compared (it had named max_df, exit 1).
+        docs = self.dir / "two.txt"
+        docs.write_text("apple banana\nbanana cherry\n")
+        for assignment, counts in (("min_df=5", "at most 2 of the 2 documents, min_df needs at least 5"),
+                                   ("max_df=0.1", "at most 0.2 of the 2 documents, min_df needs at least 1")):
+            proc = run_bagel("vectorize", "-i", docs, "--format", "lines", "-o", self.dir / "t.npz",
+                             "--set", assignment)
+            self.assert_error(proc, 2, f"--set {assignment}: max_df corresponds to < documents than "
+                                       f"min_df (max_df allows terms in {counts})")
+        self.assertFalse((self.dir / "t.npz").exists())
+
     def test_set_errors_found_after_parsing_still_name_the_set_and_exit_2(self):
         config = self.dir / "t.json"
         config.write_text(json.dumps({"train": {"text": "train.ft"}, "output": "m"}))
