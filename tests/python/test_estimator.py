@@ -403,6 +403,15 @@ def test_predict_checks_threads_as_fit_does(binary):
     assert clf.set_params(threads=1024).predict(xtr[:3]).shape == (3,)
 
 
+def test_an_integer_past_64_bits_is_shown_as_given(binary):
+    # JSON had carried 2**64 to the core as a double: "found 1.8446744073709552e+19".
+    (xtr, ytr) = binary["train"]
+    for key, value in (("seed", 2**64), ("epochs", -2**70)):
+        with pytest.raises(bagel.InvalidParameterError,
+                           match=rf"^{key}: expected .* within 64 bits \(below 2\*\*63\), found {value}$"):
+            bagel.BagelClassifier(**{key: value}).fit(xtr, ytr)
+
+
 def test_eval_set_errors_name_eval_set(multi):
     (xtr, ytr), (xva, yva) = multi["train"], multi["valid"]
     with pytest.raises(ValueError, match=r"^eval_set: X has 3 features, but BagelClassifier is "

@@ -590,6 +590,11 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         for key, value in optimizer.items():
             if isinstance(value, float) and not math.isfinite(value):
                 raise _core.InvalidParameterError(f"{key}: expected a finite number, found {value}")
+            if isinstance(value, int) and not -2**63 <= value < 2**63:
+                # json would write it as digits the core reads as a double
+                # (seed=2**64 was "found 1.8446744073709552e+19").
+                raise _core.InvalidParameterError(
+                    f"{key}: expected {_expected(key)} within 64 bits (below 2**63), found {value}")
             if not isinstance(value, (type(None), bool, int, float, str, list, dict)):
                 # json cannot write it (a RandomState as seed, say): the core's
                 # message for a value of the wrong kind, under the key's name.
