@@ -215,6 +215,20 @@ def test_class_weight_moves_predictions_towards_the_heavy_class(binary):
     assert set(balanced.training_["class_weights"]) == set(plain.classes_)
 
 
+def test_class_weight_keys_1_and_0_name_true_and_false_for_bool_labels(binary):
+    # scikit-learn finds them so (True == 1); bagel had refused '"1" is not
+    # a training class (classes: "False", "True")'.
+    (xtr, ytr) = binary["train"]
+    y = ytr == ytr[0]
+    by_bool = bagel.BagelClassifier(epochs=2, class_weight={True: 3.0, False: 0.5}).fit(xtr, y)
+    for keys in ({1: 3.0, 0: 0.5}, {np.int64(1): 3.0, np.uint8(0): 0.5}):
+        by_int = bagel.BagelClassifier(epochs=2, class_weight=keys).fit(xtr, y)
+        assert by_int.training_["class_weights"] == {"False": 0.5, "True": 3.0}
+        np.testing.assert_array_equal(by_int.coef_, by_bool.coef_)
+    with pytest.raises(bagel.InvalidParameterError, match=r'"2" is not a training class'):
+        bagel.BagelClassifier(epochs=2, class_weight={2: 1.0}).fit(xtr, y)
+
+
 def test_integer_sample_weights_train_as_repeated_rows():
     # Full batch at a constant rate: a row of weight 2 counts as that row
     # twice. The batch gradient is a mean over rows, so the repeated set's

@@ -87,6 +87,15 @@ def _class_name(label) -> str:
     return name
 
 
+def _weight_key(key, classes) -> str:
+    """A class_weight key's class name. With bool labels, 1 and 0 name True
+    and False, as scikit-learn finds them (True == 1)."""
+    if (classes is not None and classes.dtype.kind == "b" and not isinstance(key, (bool, np.bool_))
+            and isinstance(key, (numbers.Integral, np.integer)) and int(key) in (0, 1)):
+        return _class_name(bool(key))
+    return _class_name(key)
+
+
 def _name_value(name: str):
     """A numeric class name's value: digits as an exact int, else a float,
     an int where it is whole."""
@@ -471,7 +480,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
         try:
             w = np.ones(len(y_ids)) if sample_weight is None else np.asarray(sample_weight, dtype=float)
             if isinstance(self.class_weight, dict):
-                by_name = {_class_name(k): float(_plain(v)) for k, v in self.class_weight.items()}
+                by_name = {_weight_key(k, classes): float(_plain(v)) for k, v in self.class_weight.items()}
                 w = w * np.array([by_name.get(_class_name(c), 1.0) for c in classes])[y_ids]
         except (TypeError, ValueError):
             return False
@@ -539,7 +548,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                                  f"found {sample_weight[bad[0]]!r}")
         numeric = classes.dtype.kind in "iuf"  # bools are named "False", "True"
         names = [_class_name(c) for c in classes]
-        model, lines = _core.fit(self._config_json(overrides or {}), train, valid, names, numeric,
+        model, lines = _core.fit(self._config_json(overrides or {}, classes), train, valid, names, numeric,
                                  sample_weight, start, self._verbose())
         for line in lines:
             warnings.warn(line, ConvergenceWarning, stacklevel=3)
@@ -581,7 +590,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                              f"{len(classes)} classes {_quoted(list(classes))}")
         return ids.astype(np.int32)
 
-    def _config_json(self, overrides) -> str:
+    def _config_json(self, overrides, classes=None) -> str:
         # None is a parameter's default, whatever the parameter (the core
         # takes an absent key so; it read null as 0 for some).
         optimizer = {k: _plain(getattr(self, k)) for k in _OPTIMIZER_KEYS
@@ -601,7 +610,7 @@ class BagelClassifier(ClassifierMixin, BaseEstimator):
                 raise _core.InvalidParameterError(
                     f"{key}: expected {_expected(key)}, found {type(value).__name__} {value!r}")
         if isinstance(self.class_weight, dict):
-            optimizer["class_weight"] = {_class_name(k): _plain(v)
+            optimizer["class_weight"] = {_weight_key(k, classes): _plain(v)
                                          for k, v in self.class_weight.items()}
             for name, weight in optimizer["class_weight"].items():
                 if isinstance(weight, float) and not math.isfinite(weight):
