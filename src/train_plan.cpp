@@ -125,11 +125,14 @@ TrainPlan plan_training_on(int usable, const OptimizerConfig& c, LayerKind layer
     p.strategy = classes ? ParallelStrategy::kClassShards : parallel_strategy(c);
   }
   if (p.strategy == ParallelStrategy::kExact && c.batch_size < kExactMinBatch)
-    throw ConfigError("optimizer.batch_size",
-                      "is " + std::to_string(c.batch_size) + ": deterministic_method \"exact\" "
-                      "splits each batch over the threads and is slower than one thread below "
-                      "batch_size " + std::to_string(kExactMinBatch) +
-                      "; use deterministic_method \"average\" (the default) or a larger batch");
+    // Named by the method, which a config sets to "exact" on purpose, where
+    // batch_size is usually its default.
+    throw ConfigError("optimizer.deterministic_method",
+                      "is \"exact\", which splits each batch over the " + std::to_string(p.threads) +
+                      " threads and is slower than one thread below batch_size " +
+                      std::to_string(kExactMinBatch) + " (batch_size is " +
+                      std::to_string(c.batch_size) + "); use \"average\" (the default) or "
+                      "batch_size >= " + std::to_string(kExactMinBatch));
   if (p.strategy == ParallelStrategy::kReplicas) {
     p.blocks_per_epoch = replica_blocks(p.threads, rows);
     // L2 decays and L1 shrinks every row, and averaged SGD sums every row:

@@ -211,8 +211,9 @@ TEST(TrainPlan, ExactRefusesBatchesTooSmallToPay) {
     plan_training(c, LayerKind::kSparse, 100000);
     FAIL() << "expected a ConfigError";
   } catch (const ConfigError& e) {
-    EXPECT_EQ(e.field(), "optimizer.batch_size");
+    EXPECT_EQ(e.field(), "optimizer.deterministic_method");
     EXPECT_NE(std::string(e.what()).find(std::to_string(kExactMinBatch)), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("(batch_size is 32)"), std::string::npos) << e.what();
   }
   c.batch_size = kExactMinBatch;
   EXPECT_EQ(plan_training(c, LayerKind::kSparse, 100000).strategy, ParallelStrategy::kExact);

@@ -50,6 +50,22 @@ class ErrorLines(unittest.TestCase):
 
     # -- usage errors: exit 2 --------------------------------------------
 
+    def test_exact_below_its_batch_size_names_the_set_that_chose_it(self):
+        # Known once the rows are (two threads need 2,000): it had named
+        # optimizer.batch_size, a key the config does not hold, with exit 1.
+        big = self.dir / "g3000.npz"
+        proc = run_bagel("generate", big, "--labels-out", self.dir / "g3000.labels",
+                         "--rows", "3000", "--features", "200", "--nnz-per-row", "10")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        config = self.dir / "exact.json"
+        config.write_text(json.dumps({"train": {"features": "g3000.npz", "labels": "g3000.labels"},
+                                      "optimizer": {"epochs": 1, "threads": 2}, "output": "mx"}))
+        proc = run_bagel("train", "--config", config, "--quiet",
+                         "--set", "optimizer.deterministic_method=exact")
+        self.assert_error(proc, 2, "--set optimizer.deterministic_method=exact: is \"exact\", "
+                                   "which splits each batch over the 2 threads", "(batch_size is 1)")
+        self.assertFalse((self.dir / "mx").exists())
+
     def test_an_unknown_command_is_named_with_the_commands(self):
         self.assert_error(run_bagel("fit", "--config", self.config), 2,
                           exact=f"unknown command 'fit' (expected {COMMANDS})")
