@@ -39,7 +39,18 @@ std::vector<double> class_weights(const ClassWeightSpec& spec, const Classes& cl
       if (count[c] > 0)
         w[c] = static_cast<double>(y.size()) / (static_cast<double>(w.size()) * count[c]);
   } else if (spec.kind == ClassWeightSpec::Kind::kMap) {
-    for (const auto& [name, weight] : spec.map) w[static_cast<std::size_t>(find_class(classes, name))] = weight;
+    // Two spellings of one numeric class ("1" and "1.0") would otherwise
+    // leave the weight of whichever came last, as a key given twice would.
+    std::vector<const std::string*> named_by(classes.size(), nullptr);
+    for (const auto& [name, weight] : spec.map) {
+      const auto c = static_cast<std::size_t>(find_class(classes, name));
+      if (named_by[c] != nullptr)
+        throw ConfigError("optimizer.class_weight",
+                          "\"" + *named_by[c] + "\" and \"" + name + "\" both name the class \"" +
+                              classes.names[c] + "\"; give its weight once");
+      named_by[c] = &name;
+      w[c] = weight;
+    }
   }
   return w;
 }

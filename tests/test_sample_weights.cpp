@@ -47,6 +47,22 @@ TEST(ClassWeights, MapByNameOrNumericValueAndUnknownClassIsNamed) {
   }
 }
 
+TEST(ClassWeights, TwoSpellingsOfOneNumericClassAreAnError) {
+  // "1" and "1.0" both name the class 1: the weight of the last had been
+  // taken without a word.
+  const Classes c = classes_of({"0", "1"}, true);
+  const std::vector<std::int32_t> y = {0, 1};
+  const ClassWeightSpec spec{ClassWeightSpec::Kind::kMap, {{"1", 3.0}, {"1.0", 2.0}}};
+  try {
+    class_weights(spec, c, y);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.field(), "optimizer.class_weight");
+    EXPECT_NE(std::string(e.what()).find("\"1\" and \"1.0\" both name the class \"1\""),
+              std::string::npos) << e.what();
+  }
+}
+
 TEST(SampleWeights, FileErrorsNameTheFileAndLine) {
   const std::string path = (std::filesystem::temp_directory_path() / "bagel_test_weights.txt").string();
   auto write = [&](const std::string& text) { std::ofstream(path) << text; };
