@@ -178,6 +178,7 @@ int parse_auto_int(JsonReader& r, const std::string& key, int lo, int hi) {
 
 // "auto" (kept as 0, as threads 0 means all cores) or a number > 0.
 double parse_auto_positive(JsonReader& r, const std::string& key) {
+  if (r.has(key) && r.raw(key).is_null()) return 0;  // null is the default, as for every key
   if (r.has(key) && r.raw(key).is_string()) {
     const std::string text = r.raw(key).get<std::string>();
     require(text == "auto", r.field(key), "expected a number > 0 or \"auto\", found \"" + text + "\"");
@@ -214,7 +215,7 @@ OptimizerConfig parse_optimizer(JsonReader r) {
       r.get_string("deterministic_method", to_string(o.deterministic_method)),
       r.field("deterministic_method"));
   o.reorder_features = r.get_bool("reorder_features", o.reorder_features);
-  if (!r.has("average") || r.raw("average") == "auto") {
+  if (!r.has("average") || r.raw("average").is_null() || r.raw("average") == "auto") {
     r.get_string("average", "auto");  // marks the key as known
     o.average_auto = true;
   } else {

@@ -71,11 +71,19 @@ TEST(Config, AutoOrANumberForEpochsAndLearningRate) {
 
 TEST(Config, NullIsTheDefaultAndIntegersBeyondInt64AreNamed) {
   auto doc = minimal();
-  doc["optimizer"] = {{"epochs", nullptr}};
+  doc["optimizer"] = {{"epochs", nullptr}, {"learning_rate", nullptr}, {"bias_rate", nullptr},
+                      {"average", nullptr}};
   doc["model"] = {{"multiclass", nullptr}};
   const TrainConfig c = parse_train_config(doc, "/b");  // had said "found 0" and "found \"\""
+  const TrainConfig d = parse_train_config(minimal(), "/b");
   EXPECT_EQ(c.optimizer.epochs, 0);
   EXPECT_FALSE(c.multiclass.has_value());
+  // The rates and average too, which had been refused ("expected true,
+  // false or \"auto\", found null").
+  EXPECT_EQ(c.optimizer.learning_rate, d.optimizer.learning_rate);
+  EXPECT_EQ(c.optimizer.bias_rate_auto, d.optimizer.bias_rate_auto);
+  EXPECT_EQ(c.optimizer.average, d.optimizer.average);
+  EXPECT_EQ(c.optimizer.average_auto, d.optimizer.average_auto);
   // The seed takes every integer from 0 to 2^63 - 1: a whole number written
   // with an exponent from 9e15 on may have been rounded, so it is asked in
   // digits; 10^16 in digits is read exactly.
