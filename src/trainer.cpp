@@ -437,7 +437,8 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
     std::snprintf(cal, sizeof cal, " (auto: %zu rates tried on %lld rows in %.2fs%s)",
                   calibration->trials.size(), static_cast<long long>(calibration->sample_rows),
                   calibration->seconds,
-                  calibration->no_signal ? "; none clearly beat the class shares held out, so 2^2 / mean |x|^2"
+                  calibration->no_signal ? "; no loss clearly beat the class shares held out, and 2^2 / "
+                                           "mean |x|^2 got clearly more rows right"
                                          : "");
   char bias[120] = "";
   if (!asked.bias_rate_auto || c.bias_rate != 1)
@@ -446,14 +447,16 @@ std::string plan_line(const OptimizerConfig& asked, const OptimizerConfig& c,
     std::snprintf(bias + std::strlen(bias), sizeof bias - std::strlen(bias),
                   " (auto: mean |x|^2 %.3g times %g)", calibration->mean_squared_norm,
                   kSmallRowsBiasShare);
-  char buf[400];
+  char l1[64] = "";
+  if (c.l1 > 0) std::snprintf(l1, sizeof l1, ", l1 %s", rate_text(c.l1).c_str());
+  char buf[480];
   std::snprintf(buf, sizeof buf,
-                "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s%s, l2 %s, batch %d",
+                "plan: %s; %d epochs%s, %s schedule%s, learning_rate %s%s%s, l2 %s%s, batch %d",
                 plan.describe().c_str(), c.epochs, asked.epochs <= 0 ? " (auto)" : "",
                 to_string(c.schedule).c_str(),
                 !c.average ? "" : asked.average_auto ? ", averaged (auto: few rows)" : ", averaged",
                 c.schedule == ScheduleKind::kOptimal ? "set by \"optimal\"" : rate_text(c.learning_rate).c_str(),
-                cal, bias, rate_text(c.l2).c_str(), c.batch_size);
+                cal, bias, rate_text(c.l2).c_str(), l1, c.batch_size);
   return buf;
 }
 

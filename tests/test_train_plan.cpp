@@ -243,6 +243,14 @@ TEST(TrainPlan, IsPrintedAndStored) {
   const nlohmann::json j = summary_to_json(s);
   EXPECT_EQ(j["plan"]["threads"], 2);
   EXPECT_EQ(j["plan"]["strategy"], "replicas");
+  EXPECT_EQ(log.str().find(", l1 "), std::string::npos) << "no l1: not named";
+  // An l1 penalty is named beside l2 (it had been left out of the line).
+  c.l1 = 0.001;
+  std::ostringstream with_l1;
+  Progress l1_lines(Progress::Mode::kLines, with_l1);
+  Model m1 = Model::zeros({"0", "1", "2"}, true, d.x.cols());
+  train_model(m1, d, nullptr, c, LayerKind::kSparse, l1_lines);
+  EXPECT_NE(with_l1.str().find(", l1 0.001, batch 1"), std::string::npos) << with_l1.str();
 }
 
 TEST(TrainPlan, AllCoresByDefaultGiveTheOneThreadModelBitForBit) {
