@@ -350,7 +350,8 @@ class ErrorLines(unittest.TestCase):
         import subprocess
         from cli_helpers import BAGEL
         with open("/dev/full", "w") as full:
-            proc = subprocess.run([BAGEL, "bench", "-i", self.dir / "train.npz", "-q"], stdout=full,
+            proc = subprocess.run([BAGEL, "bench", "-i", self.dir / "train.npz", "-q",
+                                   "-o", self.dir / "bench-full"], stdout=full,
                                   stderr=subprocess.PIPE, text=True, timeout=120)
         self.assertEqual(proc.returncode, 1, proc.stderr)
         self.assertTrue(proc.stderr.endswith("bagel: error: <stdout>: write failed: No space left on "
