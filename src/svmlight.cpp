@@ -342,7 +342,10 @@ std::vector<Chunk> split_chunks(std::span<const char> text, int count) {
 int chunk_count(std::size_t bytes, int requested) {
   if (requested > 0) return requested;
   const auto by_size = static_cast<int>(std::min<std::size_t>(bytes / kMinChunkBytes, 1 << 16));
-  return std::max(1, std::min(usable_cores(), by_size));
+  // A stream's blocks are mostly a pipe's 64 KiB: one chunk, without
+  // reading the cgroup files that usable_cores() reads for every block.
+  if (by_size <= 1) return 1;
+  return std::min(usable_cores(), by_size);
 }
 
 // `text` split at line ends into chunk_count(requested) chunks, parsed in
