@@ -66,7 +66,10 @@ std::array<double, 4> l2_grid(double own) {
 // "optimal" sets its own rates from alpha = l2 + l1: steps of the rate would
 // train one model five times, and alpha 0 is refused; each point's rate is
 // its first step's, alpha^(-1/4), as model.json records it.
-std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
+// Points where learning_rate x l2 >= 1 are left out (counted in
+// `left_out`): the L2 decay of a step, 1 - rate x l2, would reverse the
+// weights' sign or zero them.
+std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults, int& left_out) {
   struct Point {
     int distance;
     OptimizerConfig c;
@@ -82,7 +85,10 @@ std::vector<OptimizerConfig> plan_trials(const OptimizerConfig& defaults) {
         c.l2 = l2s[i];
         if (optimal && !(c.l2 + c.l1 > 0)) continue;
         c.learning_rate = optimal ? std::pow(c.l2 + c.l1, -0.25) : std::ldexp(defaults.learning_rate, step);
-        if (c.learning_rate * c.l2 >= 1) continue;
+        if (c.learning_rate * c.l2 >= 1) {
+          ++left_out;
+          continue;
+        }
         c.epochs = defaults.epochs * epoch_factor;
         const int l2_distance = defaults.l2 == 0 ? static_cast<int>(i) : (c.l2 == defaults.l2 ? 0 : 1);
         points.push_back({std::abs(step) + l2_distance + (epoch_factor - 1), c});
@@ -102,16 +108,40 @@ bool better(const TuneTrial& a, const TuneTrial& b) {
 }  // namespace
 
 std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed) {
-  std::vector<Index> order(static_cast<std::size_t>(train.x.rows()));
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<Index>(i);
-  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
-  shuffle_rows(order, rng);
-  const auto held = static_cast<std::size_t>(std::llround(fraction * double(order.size())));
-  if (held == 0 || held >= order.size())
-    throw Error("too few training rows (" + std::to_string(order.size()) +
+  const auto n = static_cast<std::size_t>(train.x.rows());
+  std::vector<std::vector<Index>> by_class;
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto label = static_cast<std::size_t>(train.y[i]);
+    if (label >= by_class.size()) by_class.resize(label + 1);
+    by_class[label].push_back(static_cast<Index>(i));
+  }
+  // Each class's share, floored, then one more to the largest remainders
+  // until the total is fraction x n; a class keeps one row to train on.
+  const auto target = static_cast<std::size_t>(std::llround(fraction * double(n)));
+  std::vector<std::size_t> held(by_class.size());
+  std::vector<std::pair<double, std::size_t>> remainders;  // (-remainder, class): largest first
+  std::size_t total = 0;
+  for (std::size_t k = 0; k < by_class.size(); ++k) {
+    const double share = fraction * double(by_class[k].size());
+    const std::size_t room = by_class[k].empty() ? 0 : by_class[k].size() - 1;
+    held[k] = std::min(static_cast<std::size_t>(share), room);
+    total += held[k];
+    if (held[k] < room) remainders.push_back({-(share - std::floor(share)), k});
+  }
+  std::sort(remainders.begin(), remainders.end());
+  for (std::size_t i = 0; i < remainders.size() && total < target; ++i, ++total) ++held[remainders[i].second];
+  if (total == 0 || total >= n)
+    throw Error("too few training rows (" + std::to_string(n) +
                 ") to hold out a validation part: give a \"valid\" set");
-  std::vector<Index> fit(order.begin(), order.end() - static_cast<std::ptrdiff_t>(held));
-  std::vector<Index> out(order.end() - static_cast<std::ptrdiff_t>(held), order.end());
+  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
+  std::vector<Index> fit, out;
+  for (std::size_t k = 0; k < by_class.size(); ++k) {
+    std::vector<Index>& rows = by_class[k];
+    shuffle_rows(rows, rng);
+    const auto cut = static_cast<std::ptrdiff_t>(rows.size() - held[k]);
+    fit.insert(fit.end(), rows.begin(), rows.begin() + cut);
+    out.insert(out.end(), rows.begin() + cut, rows.end());
+  }
   std::sort(fit.begin(), fit.end());  // file order, as the training set had it
   std::sort(out.begin(), out.end());
   return {rows_of(train, fit, "train"), rows_of(train, out, "held-out valid")};
@@ -141,7 +171,8 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
   if (classes > 2 && !multiclass)
     heads.push_back(kDefaultMulticlass == Head::kSoftmax ? Head::kOneVsRest : Head::kSoftmax);
   TuneResult result;
-  for (const OptimizerConfig& c : plan_trials(defaults))
+  int points_left_out = 0;
+  for (const OptimizerConfig& c : plan_trials(defaults, points_left_out))
     for (const Head head : heads) {
       TuneTrial t;
       t.settings = c;
@@ -149,6 +180,7 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
       result.trials.push_back(t);
     }
 
+  result.grid_left_out = points_left_out * static_cast<int>(heads.size());
   std::vector<std::string> names;
   for (int i = 0; i < classes; ++i) names.push_back(std::to_string(i));
   std::atomic<int> done{0};
@@ -167,9 +199,17 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
     const auto start = Clock::now();
     try {
       Model m = Model::zeros(names, true, train.x.cols(), t.head);
-      Progress quiet(Progress::Mode::kQuiet, std::cerr);
-      // With patience, early stopping on the valid set, as train does.
-      train_fixed_rate(m, train, t.settings.patience > 0 ? &valid : nullptr, t.settings, layer, quiet);
+      // As train does: early stopping on the valid set with patience, and a
+      // run that diverges restarted at a tenth of the rate. Its warnings
+      // would be one line a trial: the table says it instead.
+      std::ostream discard(nullptr);
+      Progress quiet(Progress::Mode::kQuiet, discard);
+      const TrainingSummary s =
+          train_model(m, train, t.settings.patience > 0 ? &valid : nullptr, t.settings, layer, quiet);
+      if (!s.restarts.empty()) {
+        t.diverged_rate = t.settings.learning_rate;
+        t.settings.learning_rate = s.learning_rate;
+      }
       const Metrics v = evaluate(m, valid.x, valid.y, 1);
       t.valid_accuracy = v.accuracy;
       t.valid_log_loss = v.log_loss;
@@ -185,10 +225,18 @@ TuneResult tune(const Dataset& train, const Dataset& valid, int classes,
     const int count = ++done;
     std::lock_guard<std::mutex> lock(report);
     char line[200];
-    std::snprintf(line, sizeof line, "trial %d/%d: %s, learning_rate %.4g, l2 %g, %d epochs: valid accuracy %.4f, log loss %.4f (%.2fs)",
-                  count, n, to_string(t.head).c_str(), t.settings.learning_rate, t.settings.l2,
-                  t.settings.epochs, t.valid_accuracy, t.valid_log_loss, t.seconds);
-    progress.message(t.error.empty() ? line : std::string(line) + " failed: " + t.error);
+    std::snprintf(line, sizeof line, "trial %d/%d: %s, learning_rate %.4g, l2 %g, %d epochs: ", count, n,
+                  to_string(t.head).c_str(), t.diverged_rate > 0 ? t.diverged_rate : t.settings.learning_rate,
+                  t.settings.l2, t.settings.epochs);
+    char outcome[160];
+    if (t.diverged_rate > 0)
+      std::snprintf(outcome, sizeof outcome, "diverged, restarted at %.4g: ", t.settings.learning_rate);
+    else
+      outcome[0] = '\0';
+    char score[120];
+    std::snprintf(score, sizeof score, "valid accuracy %.4f, log loss %.4f (%.2fs)", t.valid_accuracy,
+                  t.valid_log_loss, t.seconds);
+    progress.message(std::string(line) + outcome + (t.error.empty() ? score : "failed: " + t.error));
   }
   result.seconds = seconds_since(t0);
   result.best = 0;

@@ -24,6 +24,10 @@ struct TuneTrial {
   double seconds = 0;
   bool ran = false;              // false: skipped by the budget
   std::string error;             // a trial that failed (diverged): why
+  // The grid's rate where it diverged and the trial restarted at a tenth of
+  // it, as `bagel train` does (settings.learning_rate is the rate it
+  // trained at); 0 where it did not.
+  double diverged_rate = 0;
 };
 
 struct TuneResult {
@@ -31,10 +35,14 @@ struct TuneResult {
   std::size_t best = 0;           // index into trials
   double seconds = 0;
   bool budget_cut = false;        // some trials did not run
+  int grid_left_out = 0;          // trials of grid points whose learning_rate x l2 >= 1
 };
 
 // Holds out a seeded `fraction` of `train`'s rows as the validation set
-// (for configs without one): {train part, held-out part}.
+// (for configs without one), stratified as scikit-learn's
+// train_test_split(stratify=y): each class gives its share (the remainders
+// going to the classes with the largest), but keeps at least one row to
+// train on. {train part, held-out part}.
 std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed);
 
 // Plans the trials around `base` (its "auto" values resolved on `train`):
@@ -43,7 +51,9 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
 // distance from them, so that a short budget still tries the likeliest. Runs
 // as many as fit in `budget_seconds` (a trial starts only when the mean
 // trial so far still fits), `threads` at a time (0: all cores), each on one
-// thread. The best is the highest valid accuracy, ties broken by log loss.
+// thread, as `bagel train` would train it (a run that diverges restarts at
+// a tenth of the rate: TuneTrial::diverged_rate). The best is the highest
+// valid accuracy, ties broken by log loss.
 // `multiclass`: the head of K > 2 classes; unset, both softmax and
 // one-vs-rest are tried (each one-vs-rest point after its softmax twin, at
 // the rates calibrated for softmax).

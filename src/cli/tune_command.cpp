@@ -23,15 +23,20 @@ namespace {
 constexpr double kHoldoutFraction = 0.2;
 
 std::string trial_row(const TuneTrial& t, bool best) {
-  char buf[200];
+  char rate[80];
+  if (t.diverged_rate > 0)  // restarted at a tenth, as train does
+    std::snprintf(rate, sizeof rate, "%.4g (%.4g diverged)", t.settings.learning_rate, t.diverged_rate);
+  else
+    std::snprintf(rate, sizeof rate, "%.4g", t.settings.learning_rate);
+  char buf[260];
   const std::string head = to_string(t.head);
   if (!t.error.empty())
-    std::snprintf(buf, sizeof buf, "| %s | %.4g | %g | %d | failed | | %.2f |", head.c_str(),
-                  t.settings.learning_rate, t.settings.l2, t.settings.epochs, t.seconds);
+    std::snprintf(buf, sizeof buf, "| %s | %s | %g | %d | failed | | %.2f |", head.c_str(), rate,
+                  t.settings.l2, t.settings.epochs, t.seconds);
   else
-    std::snprintf(buf, sizeof buf, "| %s | %.4g | %g | %d | %.4f | %.4f | %.2f |%s", head.c_str(),
-                  t.settings.learning_rate, t.settings.l2, t.settings.epochs, t.valid_accuracy,
-                  t.valid_log_loss, t.seconds, best ? " best" : "");
+    std::snprintf(buf, sizeof buf, "| %s | %s | %g | %d | %.4f | %.4f | %.2f |%s", head.c_str(), rate,
+                  t.settings.l2, t.settings.epochs, t.valid_accuracy, t.valid_log_loss, t.seconds,
+                  best ? " best" : "");
   return buf;
 }
 
@@ -147,15 +152,18 @@ int run_tune(const TuneOptions& o) {
   const std::string written =
       config_on_stdout ? "config written to standard output (pipe it: | bagel train --config /dev/stdin)"
                        : "config written to " + out + " (bagel train --config " + out + ")";
+  std::string left_out;
+  if (skipped > 0) left_out += ", " + std::to_string(skipped) + " left out by the budget";
+  if (r.grid_left_out > 0)
+    left_out += ", " + std::to_string(r.grid_left_out) +
+                " left out of the grid (learning_rate x l2 >= 1: the L2 decay would reverse the weights)";
   char buf[200];
-  std::snprintf(buf, sizeof buf,
-                "%zu trials in %.1fs%s; best: %s, learning_rate %.6g, l2 %g, %d epochs (valid "
-                "accuracy %.4f); ",
-                r.trials.size() - skipped, r.seconds,
-                skipped ? (", " + std::to_string(skipped) + " left out by the budget").c_str() : "",
-                to_string(best.head).c_str(), best.settings.learning_rate, best.settings.l2, best.settings.epochs,
-                best.valid_accuracy);
-  report << buf << written << "\n";
+  std::snprintf(buf, sizeof buf, "; best: %s, learning_rate %.6g, l2 %g, %d epochs (valid accuracy %.4f); ",
+                to_string(best.head).c_str(), best.settings.learning_rate, best.settings.l2,
+                best.settings.epochs, best.valid_accuracy);
+  char count[80];
+  std::snprintf(count, sizeof count, "%zu trials in %.1fs", r.trials.size() - skipped, r.seconds);
+  report << count << left_out << buf << written << "\n";
   return 0;
 }
 

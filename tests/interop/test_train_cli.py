@@ -7,6 +7,7 @@ Run: BAGEL=build/bagel BAGEL_ROOT=. /usr/bin/python3 -m unittest -v test_train_c
 """
 
 import json
+import math
 import subprocess
 import unittest
 from pathlib import Path
@@ -376,6 +377,38 @@ class TrainCommandLine(FolderCase):
         self.assertEqual(len(rows), 40, proc.stdout)
         self.assertEqual(rows[0][2], "0.0003")
         self.assertEqual(sorted({float(row[2]) for row in rows}), [0, 1e-6, 1e-5, 3e-4])
+
+    def test_tune_restarts_a_diverging_trial_as_train_does(self):
+        # A rate train would restart at a tenth of (with a warning) used to
+        # fail the trial, and every trial with "every trial failed".
+        c = self.config(valid={"features": str(self.data / "valid.npz"),
+                               "labels": str(self.data / "valid.labels")})
+        c["optimizer"] = {"seed": 1, "learning_rate": 1000, "epochs": 3}
+        tuned = self.dir / "tuned.json"
+        proc = run_bagel("tune", "--config", self.write_config(c), "--budget", "60",
+                         "-o", str(tuned), "--quiet")
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stderr, "")  # no warning a trial: the table says it
+        rows = [line.split(" | ") for line in proc.stdout.splitlines() if line.startswith("| sigmoid")]
+        self.assertEqual(len(rows), 40, proc.stdout)
+        restarted = [row for row in rows if "diverged)" in row[1]]
+        self.assertTrue(restarted, proc.stdout)
+        for row in restarted:  # "10 (1000 diverged)": a power of ten below
+            ran, asked = row[1].replace(" diverged)", "").split(" (")
+            self.assertIn(round(math.log10(float(asked) / float(ran)), 9), {1, 2, 3, 4, 5, 6, 7, 8})
+            self.assertNotEqual(row[4], "failed")
+        best_row = next(row for row in rows if row[-1].endswith("best"))
+        best = json.loads(tuned.read_text())
+        self.assertEqual(best["optimizer"]["learning_rate"], float(best_row[1].split(" ")[0]))
+        # The written rate is the one that trained: train takes it without a
+        # restart and scores what the table said.
+        proc = self.train(best)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertNotIn("diverged", proc.stderr)
+        meta = json.loads((self.model / "model.json").read_text())
+        self.assertEqual(meta["training"]["divergence_restarts"], [])
+        self.assertAlmostEqual(meta["training"]["history"][-1]["valid"]["accuracy"], float(best_row[4]),
+                               places=4)
 
     def test_tune_under_the_optimal_schedule_varies_no_rate(self):
         # "optimal" sets its rates from alpha = l2 + l1: one trial per l2 above
