@@ -116,24 +116,36 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
     by_class[label].push_back(static_cast<Index>(i));
   }
   // Each class's share, floored, then one more to the largest remainders
-  // until the total is fraction x n; a class keeps one row to train on.
+  // until the total is fraction x n, equal remainders in a seeded order (not
+  // always the first classes); a class keeps one row to train on.
+  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
   const auto target = static_cast<std::size_t>(std::llround(fraction * double(n)));
   std::vector<std::size_t> held(by_class.size());
-  std::vector<std::pair<double, std::size_t>> remainders;  // (-remainder, class): largest first
+  std::vector<std::pair<double, Index>> remainders;  // (remainder, class)
   std::size_t total = 0;
   for (std::size_t k = 0; k < by_class.size(); ++k) {
     const double share = fraction * double(by_class[k].size());
     const std::size_t room = by_class[k].empty() ? 0 : by_class[k].size() - 1;
     held[k] = std::min(static_cast<std::size_t>(share), room);
     total += held[k];
-    if (held[k] < room) remainders.push_back({-(share - std::floor(share)), k});
+    if (held[k] < room) remainders.push_back({share - std::floor(share), static_cast<Index>(k)});
   }
-  std::sort(remainders.begin(), remainders.end());
-  for (std::size_t i = 0; i < remainders.size() && total < target; ++i, ++total) ++held[remainders[i].second];
+  std::vector<Index> tie_order(remainders.size());
+  for (std::size_t i = 0; i < tie_order.size(); ++i) tie_order[i] = static_cast<Index>(i);
+  shuffle_rows(tie_order, rng);
+  std::vector<std::pair<double, Index>> shuffled;
+  for (const Index i : tie_order) shuffled.push_back(remainders[static_cast<std::size_t>(i)]);
+  std::stable_sort(shuffled.begin(), shuffled.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (std::size_t i = 0; i < shuffled.size() && total < target; ++i, ++total)
+    ++held[static_cast<std::size_t>(shuffled[i].second)];
+  if (total == 0 && n > 1 && remainders.empty())
+    throw Error("every class of the " + std::to_string(n) +
+                " training rows has a single row, which it needs to train on: nothing can be "
+                "held out to judge the trials; give a \"valid\" set");
   if (total == 0 || total >= n)
     throw Error("too few training rows (" + std::to_string(n) +
                 ") to hold out a validation part: give a \"valid\" set");
-  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
   std::vector<Index> fit, out;
   for (std::size_t k = 0; k < by_class.size(); ++k) {
     std::vector<Index>& rows = by_class[k];

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cmath>
+#include <set>
 #include <sstream>
 
 #include "bagel/error.h"
@@ -108,6 +109,31 @@ TEST(Tune, TheHeldOutPartIsStratifiedAndLeavesEveryClassSomethingToTrainOn) {
   }
   // The seed decides which rows.
   EXPECT_NE(split_holdout(d, 0.2, 1).second.y, split_holdout(d, 0.2, 2).second.y);
+}
+
+TEST(Tune, EqualSharesOfTheHeldOutPartGoToClassesTheSeedPicks) {
+  // 30 classes of 2 rows: 0.4 of a row each, 12 held out in all. Picked by
+  // class number, every seed would judge on the same 12 classes.
+  Dataset d = counts(60, 8);
+  for (std::size_t i = 0; i < d.y.size(); ++i) d.y[i] = static_cast<std::int32_t>(i / 2);
+  std::set<std::vector<std::int32_t>> judged;
+  for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+    const auto [fit, held] = split_holdout(d, 0.2, seed);
+    EXPECT_EQ(held.x.rows(), 12);
+    EXPECT_EQ(std::set<std::int32_t>(held.y.begin(), held.y.end()).size(), 12u);  // one row a class
+    EXPECT_EQ(std::set<std::int32_t>(fit.y.begin(), fit.y.end()).size(), 30u);    // every class trains
+    judged.insert(held.y);
+  }
+  EXPECT_EQ(judged.size(), 5u);
+  // Every class a single row: nothing can be held out, and the error says why.
+  for (std::size_t i = 0; i < d.y.size(); ++i) d.y[i] = static_cast<std::int32_t>(i);
+  try {
+    split_holdout(d, 0.2, 1);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("every class of the 60 training rows has a single row"),
+              std::string::npos) << e.what();
+  }
 }
 
 TEST(Tune, ATrialThatDivergesRestartsAtATenthOfTheRateAsTrainDoes) {

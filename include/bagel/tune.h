@@ -39,10 +39,10 @@ struct TuneResult {
 };
 
 // Holds out a seeded `fraction` of `train`'s rows as the validation set
-// (for configs without one), stratified as scikit-learn's
-// train_test_split(stratify=y): each class gives its share (the remainders
-// going to the classes with the largest), but keeps at least one row to
-// train on. {train part, held-out part}.
+// (for configs without one), stratified by class: each class gives its
+// share (the remainders going to the classes with the largest, equal ones
+// in a seeded order), but keeps at least one row to train on. {train part,
+// held-out part}.
 std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed);
 
 // Plans the trials around `base` (its "auto" values resolved on `train`):
