@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "bagel/error.h"
 
 namespace bagel {
@@ -21,5 +23,13 @@ namespace bagel {
 [[noreturn]] void rethrow_config_error(const ConfigError& e, const std::string& config_path,
                                        const std::vector<std::string>& overrides,
                                        const std::string& section = "");
+
+// Rethrows `e`, a file that could not be read, as UsageError("--set
+// KEY=VALUE", e.what()) when the file does not exist and the last override
+// of KEY named it (`resolved`: the config with its paths resolved, whose
+// value at KEY is the file): a path typed on the command line is what needs
+// fixing there, as for -i. Returns otherwise.
+void rethrow_missing_override_input(const FileError& e, const nlohmann::json& resolved,
+                                    const std::vector<std::string>& overrides);
 
 }  // namespace bagel

@@ -208,6 +208,9 @@ int run_train(const TrainOptions& o) {
     // no class, a head other than the model's): named as a parse error is,
     // "cfg.json: key: ..." or "--set key=value: ..." (exit 2).
     rethrow_config_error(e, o.config, overrides);
+  } catch (const FileError& e) {
+    rethrow_missing_override_input(e, config.resolved, overrides);
+    throw;
   }
 }
 

@@ -112,7 +112,14 @@ int run_tune(const TuneOptions& o) {
   if (config.train.text)
     if (const std::string warning = stop_words_warning(*config.vectorizer); !warning.empty())
       progress.warn(warning);
-  TrainingData data = load_training_data(config);
+  TrainingData data = [&] {
+    try {
+      return load_training_data(config);
+    } catch (const FileError& e) {
+      rethrow_missing_override_input(e, config.resolved, o.overrides);
+      throw;
+    }
+  }();
   Dataset train, valid;
   std::string judged_on;
   if (data.valid) {

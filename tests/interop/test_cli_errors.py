@@ -257,6 +257,26 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(proc, 2, "--set optimizer.epochs=ten: expected an integer")
         self.assertNotIn("cfg.json", proc.stderr)
 
+    def test_a_missing_file_given_by_set_names_the_set_as_an_input_argument_would(self):
+        # As for a missing -i (exit 2): it had exited 1 naming only a path
+        # resolved against the config's folder, which the user never typed.
+        missing = self.dir / "nope.npz"
+        for command, key in [("train", "train.features"), ("train", "train.labels"),
+                             ("train", "valid.features"), ("tune", "train.features")]:
+            with self.subTest(command=command, key=key):
+                extra = ["--set", "valid.labels=train.labels"] if key.startswith("valid") else []
+                proc = run_bagel(command, "--config", self.config, "--set", f"{key}=nope.npz", *extra,
+                                 "-o", self.dir / "never")
+                self.assert_error(proc, 2, exact=f"--set {key}=nope.npz: {missing}: cannot open: "
+                                                 "No such file or directory")
+                self.assertFalse((self.dir / "never").exists())
+        # The same file named in the config file is a data error (exit 1).
+        config = self.dir / "missing.json"
+        config.write_text(json.dumps({"train": {"features": "nope.npz", "labels": "train.labels"},
+                                      "output": "never"}))
+        self.assert_error(run_bagel("train", "--config", config), 1,
+                          exact=f"{missing}: cannot open: No such file or directory")
+
     def test_an_integer_outside_the_keys_range_names_the_range_however_written(self):
         # Digits past 2^63 or 2^64 and exponents alike: the key's range, as
         # for 4294967296 (they had named the int64 range, or asked for the
