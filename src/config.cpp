@@ -125,6 +125,8 @@ DataSpec parse_data(JsonReader r, const fs::path& base_dir, bool weights_allowed
   const nlohmann::json* zb = r.has("zero_based") ? &r.raw("zero_based") : nullptr;
   if (zb != nullptr && zb->is_boolean())
     spec.zero_based = zb->get<bool>() ? ZeroBased::kTrue : ZeroBased::kFalse;
+  else if (zb != nullptr && !zb->is_string() && !zb->is_null())
+    throw ConfigError(r.field("zero_based"), "expected \"auto\", true or false, found " + zb->dump());
   else
     spec.zero_based = parse_zero_based(r.get_string("zero_based", "auto"), r.field("zero_based"));
   r.finish();

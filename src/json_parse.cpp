@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -86,6 +87,16 @@ std::string not_json_hint(std::string_view text, char first, const std::string& 
   return hint + ": --set '" + shell + "'";
 }
 
+// nlohmann's id of "number overflow parsing '1e400'".
+constexpr int kNumberOverflow = 406;
+
+// Whether `text` is one JSON number and nothing else (spaces around it
+// aside): "1e400" is, "1e400x" (a string to --set) is not.
+bool is_json_number(std::string_view text) {
+  static const std::regex number(R"(\s*-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\s*)");
+  return std::regex_match(text.begin(), text.end(), number);
+}
+
 }  // namespace
 
 std::string json_error_reason(const Json::exception& e) {
@@ -94,7 +105,7 @@ std::string json_error_reason(const Json::exception& e) {
     const auto end = text.find("] ");
     if (end != std::string::npos) text.erase(0, end + 2);
   }
-  if (e.id == 406) text += " (a number beyond the range of a double)";
+  if (e.id == kNumberOverflow) text += " (a number beyond the range of a double)";
   return text;
 }
 
@@ -143,6 +154,9 @@ std::optional<Json> parse_json_value(std::string_view text, const std::string& w
   } catch (const DuplicateKey& d) {
     throw UsageError(where, duplicate(d));
   } catch (const Json::exception& e) {
+    // A number past a double's range is still a number: taken as a string,
+    // its key would say "expected a number, found a string".
+    if (e.id == kNumberOverflow && is_json_number(text)) throw UsageError(where, json_error_reason(e));
     // A value that opens as JSON does (a quote, a bracket) was meant as JSON:
     // taken as a bare string it would keep its quotes, and "\d+" (not a JSON
     // escape) would silently become a pattern that matches quote characters.

@@ -277,6 +277,19 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(run_bagel("train", "--config", config), 1,
                           exact=f"{missing}: cannot open: No such file or directory")
 
+    def test_a_number_past_a_doubles_range_is_not_taken_for_a_string(self):
+        # It had said "expected a number, found a string" of 1e400.
+        for value in ("1e400", "-1e400"):
+            with self.subTest(value=value):
+                proc = run_bagel("train", "--config", self.config, "--set", f"optimizer.l2={value}")
+                self.assert_error(proc, 2, exact=f"--set optimizer.l2={value}: number overflow parsing "
+                                                 f"'{value}' (a number beyond the range of a double)")
+
+    def test_zero_based_of_another_type_names_the_values_it_takes(self):
+        # It had said "expected a string, found an integer": true and false are taken too.
+        proc = run_bagel("train", "--config", self.config, "--set", "train.zero_based=1")
+        self.assert_error(proc, 2, exact='--set train.zero_based=1: expected "auto", true or false, found 1')
+
     def test_an_integer_outside_the_keys_range_names_the_range_however_written(self):
         # Digits past 2^63 or 2^64 and exponents alike: the key's range, as
         # for 4294967296 (they had named the int64 range, or asked for the
