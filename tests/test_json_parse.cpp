@@ -79,8 +79,16 @@ TEST(JsonParse, CommentsAreAllowed) {
 
 TEST(JsonParseValue, NotJsonIsNoValue) {
   EXPECT_FALSE(parse_json_value("dense", "--set model.layer=dense").has_value());
-  EXPECT_FALSE(parse_json_value("1e999", "--set optimizer.l2=1e999").has_value());
+  EXPECT_FALSE(parse_json_value("1e999x", "--set output=1e999x").has_value());
   EXPECT_EQ(parse_json_value("[1, 2]", "--set x=[1, 2]")->size(), 2u);
+  // A number past a double's range is a number all the same, not a string.
+  try {
+    parse_json_value("1e999", "--set optimizer.l2=1e999");
+    FAIL();
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(), "--set optimizer.l2=1e999: number overflow parsing '1e999' (a number "
+                           "beyond the range of a double)");
+  }
 }
 
 TEST(JsonParseValue, AStringOpeningWithABracketIsShownAsTheJsonStringToGive) {
