@@ -107,18 +107,24 @@ bool better(const TuneTrial& a, const TuneTrial& b) {
 
 }  // namespace
 
-std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed) {
-  const auto n = static_cast<std::size_t>(train.x.rows());
+namespace {
+
+std::vector<std::vector<Index>> rows_by_class(const Dataset& d) {
   std::vector<std::vector<Index>> by_class;
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto label = static_cast<std::size_t>(train.y[i]);
+  for (std::size_t i = 0; i < d.y.size(); ++i) {
+    const auto label = static_cast<std::size_t>(d.y[i]);
     if (label >= by_class.size()) by_class.resize(label + 1);
     by_class[label].push_back(static_cast<Index>(i));
   }
-  // Each class's share, floored, then one more to the largest remainders
-  // until the total is fraction x n, equal remainders in a seeded order (not
-  // always the first classes); a class keeps one row to train on.
-  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
+  return by_class;
+}
+
+// How many rows of each class to hold out: its share of `fraction`,
+// floored, then one more to the largest remainders until the total is
+// fraction x n, equal remainders in a seeded order (not always the first
+// classes); a class keeps one row to train on.
+std::vector<std::size_t> held_per_class(const std::vector<std::vector<Index>>& by_class, std::size_t n,
+                                        double fraction, std::mt19937_64& rng) {
   const auto target = static_cast<std::size_t>(std::llround(fraction * double(n)));
   std::vector<std::size_t> held(by_class.size());
   std::vector<std::pair<double, Index>> remainders;  // (remainder, class)
@@ -146,6 +152,16 @@ std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction,
   if (total == 0 || total >= n)
     throw Error("too few training rows (" + std::to_string(n) +
                 ") to hold out a validation part: give a \"valid\" set");
+  return held;
+}
+
+}  // namespace
+
+std::pair<Dataset, Dataset> split_holdout(const Dataset& train, double fraction, std::uint64_t seed) {
+  std::vector<std::vector<Index>> by_class = rows_by_class(train);
+  std::mt19937_64 rng(seed ^ 0x7c3a5f1e2d4b6a89ull);
+  const std::vector<std::size_t> held =
+      held_per_class(by_class, static_cast<std::size_t>(train.x.rows()), fraction, rng);
   std::vector<Index> fit, out;
   for (std::size_t k = 0; k < by_class.size(); ++k) {
     std::vector<Index>& rows = by_class[k];
