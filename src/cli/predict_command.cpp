@@ -224,11 +224,13 @@ std::optional<std::vector<std::int32_t>> own_labels(const RawLabels& labels, con
   }
 }
 
-// --labels, read whole before any row (a labels file is small next to the
-// features), as class ids; empty when not given.
-std::vector<std::int32_t> given_labels(const PredictOptions& o, const Classes& classes) {
+// --labels, read whole (a labels file is small next to the features);
+// empty when not given. Encoded as class ids once their count is checked
+// against the rows where the rows are known first, so that a file one line
+// too long is named as such, not by the class its extra line is not.
+RawLabels given_labels(const PredictOptions& o) {
   if (o.labels.empty()) return {};
-  return classes.encode(read_labels(o.labels));
+  return read_labels(o.labels);
 }
 
 void check_label_count(const PredictOptions& o, std::size_t labels, Index rows) {
@@ -245,11 +247,11 @@ void check_label_count(const PredictOptions& o, std::size_t labels, Index rows) 
 // Class ids for the rows of an input read whole: --labels, else the
 // svmlight file's own when they are all classes; nullopt: no metrics.
 std::optional<std::vector<std::int32_t>> whole_labels(const CsrMatrix& x, const RawLabels& in_file,
-                                                      std::vector<std::int32_t> labels,
-                                                      const Model& model, const PredictOptions& o) {
+                                                      const RawLabels& labels, const Model& model,
+                                                      const PredictOptions& o) {
   if (!o.labels.empty()) {
     check_label_count(o, labels.size(), x.rows());
-    return labels;
+    return Classes{model.classes, model.numeric_classes}.encode(labels);
   }
   if (in_file.size() == 0) return std::nullopt;
   return own_labels(in_file, Classes{model.classes, model.numeric_classes}, o);
@@ -305,14 +307,14 @@ bool streams_as_file(const PredictOptions& o, ZeroBased base) {
 
 // Class ids of a compressed .npz's rows (--labels: an .npz has none of its
 // own); nullopt: no metrics.
-std::optional<std::vector<std::int32_t>> chunk_labels(const PredictOptions& o,
-                                                      std::vector<std::int32_t> labels, Index rows) {
+std::optional<std::vector<std::int32_t>> chunk_labels(const PredictOptions& o, const RawLabels& labels,
+                                                      const Classes& classes, Index rows) {
   if (o.labels.empty()) {
     if (!o.metrics.empty()) metrics_need_labels("pass --labels FILE (an .npz holds no labels)");
     return std::nullopt;
   }
   check_label_count(o, labels.size(), rows);
-  return labels;
+  return classes.encode(labels);
 }
 
 // A compressed .npz, kRowsPerChunk rows at a time: memory stays one chunk
@@ -426,7 +428,8 @@ int run_predict(const PredictOptions& o) {
   check_text_format_applies(model, text);
   check_zero_based_applies(model, text);
   const ZeroBased zero_based = input_zero_based(model, text);
-  std::vector<std::int32_t> labels = given_labels(o, Classes{model.classes, model.numeric_classes});
+  const Classes classes{model.classes, model.numeric_classes};
+  const RawLabels labels = given_labels(o);
 
   // svmlight with a known base, from a stream or a file, is predicted block
   // by block as it is read (a file in blocks of a few MiB a core: memory is
@@ -472,19 +475,22 @@ int run_predict(const PredictOptions& o) {
   if (chunks) {
     check_features_fit(model, CsrMatrix(0, chunks->cols(), std::vector<Index>{0}, {}, {}),
                        o.input, ColumnCount::kStored);
-    y = chunk_labels(o, std::move(labels), chunks->rows());
+    y = chunk_labels(o, labels, classes, chunks->rows());
   } else if (!rows) {
     if (format == FeatureFormat::kSvmlight)
       check_svmlight_fits(model, x, in_file, input_name(o.input));
     else
       check_features_fit(model, x, input_name(o.input),
                          format == FeatureFormat::kNpz ? ColumnCount::kStored : ColumnCount::kInferred);
-    y = whole_labels(x, in_file, std::move(labels), model, o);
+    y = whole_labels(x, in_file, labels, model, o);
     if (!o.metrics.empty() && !y)
       metrics_need_labels(in_file.size() == 0 ? "pass --labels FILE (or an svmlight input)"
                                               : "pass --labels FILE (the input's own are not "
                                                 "all classes of the model)");
   }
+  // Streamed rows are counted only at the end: --labels as class ids
+  // before any row is predicted.
+  const std::vector<std::int32_t> stream_labels = rows ? classes.encode(labels) : std::vector<std::int32_t>{};
   const double load_seconds = seconds_since(t0);
 
   PredictionOutput output(o.output);
@@ -492,7 +498,7 @@ int run_predict(const PredictOptions& o) {
   const auto t_predict = Clock::now();
   if (rows) {
     try {
-      predict_streaming(*rows, labels, model, o, writer, output.stream());
+      predict_streaming(*rows, stream_labels, model, o, writer, output.stream());
     } catch (const IndexZeroError& e) {
       if (zero_based != ZeroBased::kAuto) throw;
       throw FileError(e.file(),

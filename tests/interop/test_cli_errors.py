@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.datasets import dump_svmlight_file
 
 from cli_helpers import run_bagel, write_labeled_set
 
@@ -444,6 +445,22 @@ class ErrorLines(unittest.TestCase):
         self.assert_error(proc, 1, f"{empty}: the labels file is empty", "100 rows")
         proc = run_bagel("predict", "-m", self.model, "-i", self.dir / "train.npz", "-l", empty)
         self.assert_error(proc, 1, f"{empty}: the labels file is empty")
+
+    def test_a_labels_file_one_line_too_long_is_named_by_its_count(self):
+        # Its extra line is no class: it had been reported as an unknown
+        # label, which sends the user looking for a typo that is not there.
+        labels = (self.dir / "train.labels").read_text().splitlines()
+        long_file = self.dir / "long.labels"
+        long_file.write_text("\n".join(labels + ["header"]) + "\n")
+        for data in ("train.npz", "train.svm"):
+            with self.subTest(data=data):
+                if data == "train.svm":
+                    x = sp.load_npz(self.dir / "train.npz")
+                    dump_svmlight_file(x, np.zeros(x.shape[0]), self.dir / data, zero_based=True)
+                proc = run_bagel("predict", "-m", self.model, "-i", self.dir / data, "-l", long_file,
+                                 "--metrics", self.dir / "never.json", "--zero-based", "true")
+                self.assert_error(proc, 1, exact=f"{long_file}: has 101 labels but {self.dir / data} has 100 rows")
+        self.assertFalse((self.dir / "never.json").exists())
 
     def test_tune_names_where_init_came_from(self):
         proc = run_bagel("tune", "--config", self.config, "--set", f"init={self.model}", "--budget", 1,
