@@ -51,6 +51,19 @@ class TextCli(unittest.TestCase):
     def vectorize(self, *args):
         return run_bagel("vectorize", *args, "-o", self.dir / "out.npz")
 
+    def pets_model(self, prefix):
+        """A text model of two classes (pets, code) trained from PREFIX.txt, two new
+        documents (PREFIX-new.txt) and their rows vectorised by it: (model, text, .npz)."""
+        lines = "".join("__label__pets cat dog kitten puppy\n__label__code python rust compiler bug\n"
+                        for _ in range(20))
+        self.write(f"{prefix}.txt", lines)
+        model = self.train_config(f"{prefix}-model", {"train": {"text": f"{prefix}.txt"}})
+        new = self.write(f"{prefix}-new.txt", "python compiler\ncat puppy\n")
+        npz = self.dir / f"{prefix}-new.npz"
+        self.assertEqual(run_bagel("vectorize", "-q", "-i", new, "--vectorizer", model, "-o", npz)
+                         .returncode, 0)
+        return model, new, npz
+
     def assert_one_line_error(self, proc, status, *parts):
         self.assertEqual(proc.returncode, status, proc.stderr)
         self.assertEqual(proc.stderr.count("\n"), 1, proc.stderr)
@@ -381,14 +394,7 @@ class TextCli(unittest.TestCase):
     def test_a_text_model_reads_svmlight_by_its_name_and_refuses_zero_based_for_text(self):
         # An .svm was read as raw text, its "1:1" tokens predicting garbage
         # with exit 0, and --zero-based was ignored.
-        lines = "".join("__label__pets cat dog kitten puppy\n__label__code python rust compiler bug\n"
-                        for _ in range(20))
-        self.write("pets.txt", lines)
-        model = self.train_config("pets-model", {"train": {"text": "pets.txt"}})
-        new = self.write("pets-new.txt", "python compiler\ncat puppy\n")
-        npz = self.dir / "pets-new.npz"
-        self.assertEqual(run_bagel("vectorize", "-q", "-i", new, "--vectorizer", model, "-o", npz)
-                         .returncode, 0)
+        model, new, npz = self.pets_model("pets")
         self.write("pets-new.labels", "0\n0\n")
         for name, extra in (("pets-new.svm", []), ("pets-new.svmlight", []),
                             ("pets-new.libsvm", ["--one-based"])):
@@ -412,14 +418,7 @@ class TextCli(unittest.TestCase):
     def test_a_text_model_tells_a_piped_npz_from_text_by_its_first_bytes(self):
         # A stream was read as text whatever it held: a piped .npz predicted
         # garbage with exit 0 (or failed as "not UTF-8"), and x.SVM was words.
-        lines = "".join("__label__pets cat dog kitten puppy\n__label__code python rust compiler bug\n"
-                        for _ in range(20))
-        self.write("pipe-pets.txt", lines)
-        model = self.train_config("pipe-pets-model", {"train": {"text": "pipe-pets.txt"}})
-        new = self.write("pipe-new.txt", "python compiler\ncat puppy\n")
-        npz = self.dir / "pipe-new.npz"
-        self.assertEqual(run_bagel("vectorize", "-q", "-i", new, "--vectorizer", model, "-o", npz)
-                         .returncode, 0)
+        model, new, npz = self.pets_model("pipe-pets")
         proc = run_bagel("predict", "-m", model, "-i", "-", "-q", stdin=npz.read_bytes(), text=False)
         self.assertEqual((proc.returncode, proc.stdout), (0, b"code\npets\n"), proc.stderr)
         file_row = run_bagel("inspect", "-m", model, "--explain", "-i", npz, "--row", "1")

@@ -165,11 +165,7 @@ class PythonSyntaxICULacks(unittest.TestCase):
         for pattern in (r"\0|\w\w+", r"\01\w*", r"\w\01+", r"[\1\7]\w", r"\011\w", r"\101\w*", r"\1010",
                         r"[\0-\10]+", r"[\101-\132]\w*", r"(\w)\1", r"[\10]"):
             with self.subTest(pattern=pattern):
-                proc = self.vectorize(pattern)
-                self.assertEqual(proc.returncode, 0, proc.stderr)
-                theirs = CountVectorizer(token_pattern=pattern, lowercase=False).fit(self.docs)
-                self.assertEqual(read_vocabulary(self.folder / "vocab.txt"),
-                                 list(theirs.get_feature_names_out()))
+                self.assert_vocabulary_is_sklearns(pattern, self.docs)
 
     def test_an_octal_escape_over_0o377_is_refused_as_python_refuses_it(self):
         with self.assertRaisesRegex(re.error, "outside of range 0-0o377"):
@@ -199,7 +195,6 @@ class PythonSyntaxICULacks(unittest.TestCase):
                 self.assertEqual(proc.returncode, 2, proc.stderr)
                 self.assertIn(f"U_REGEX_MISMATCHED_PAREN at position {caught.exception.pos})", proc.stderr)
 
-
     def test_a_dash_next_to_a_range_is_a_member_as_in_python(self):
         """ICU reads `--` in a class as a set difference: [+--] and [--/]
         were refused (U_REGEX_RULE_SYNTAX) where Python reads the ranges +
@@ -208,11 +203,7 @@ class PythonSyntaxICULacks(unittest.TestCase):
         for pattern in (r"[+--]", r"[--/]", r"[+--]\w", r"[a-c-e]+", r"[a-c--/]", r"[-a]+",
                         r"[a-]+", r"[^--/\s]+", r"[\--/]", r"[]-a]+"):
             with self.subTest(pattern=pattern):
-                proc = self.vectorize(pattern)
-                self.assertEqual(proc.returncode, 0, proc.stderr)
-                theirs = CountVectorizer(token_pattern=pattern, lowercase=False).fit(self.docs_now)
-                self.assertEqual(read_vocabulary(self.folder / "vocab.txt"),
-                                 list(theirs.get_feature_names_out()))
+                self.assert_vocabulary_is_sklearns(pattern, self.docs_now)
 
     def test_escapes_and_references_python_refuses_are_refused(self):
         """(a)\10 ran as \1 then '0', [\8] as '8' and \c as ICU's control
@@ -230,6 +221,13 @@ class PythonSyntaxICULacks(unittest.TestCase):
         # A reference to a group that exists and is closed still runs.
         proc = self.vectorize(r"(\w)\1\w*")
         self.assertEqual(proc.returncode, 0, proc.stderr)
+
+    def assert_vocabulary_is_sklearns(self, pattern, docs):
+        """bagel's vocabulary for PATTERN is CountVectorizer's on DOCS (the file's)."""
+        proc = self.vectorize(pattern)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        theirs = CountVectorizer(token_pattern=pattern, lowercase=False).fit(docs)
+        self.assertEqual(read_vocabulary(self.folder / "vocab.txt"), list(theirs.get_feature_names_out()))
 
     def docs_with(self, text):
         """Vectorizes one document of TEXT from now on (self.docs_now)."""
